@@ -1,0 +1,119 @@
+package kafkaconf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/lovoo/goka"
+	"github.com/rankstream/rankstream/topics"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Client returns a franz-go client for the brokers, with extra options.
+func (c Config) Client(opts ...kgo.Opt) (*kgo.Client, error) {
+	all := append([]kgo.Opt{kgo.SeedBrokers(c.Brokers...), kgo.ClientID(c.clientID())}, opts...)
+	cl, err := kgo.NewClient(all...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: client for %v: %w", c.Brokers, err)
+	}
+	return cl, nil
+}
+
+// TopicResult says what EnsureTopics did with one topic.
+type TopicResult struct {
+	Name    string
+	Created bool
+	// Problem is set when an existing topic does not match its spec.
+	Problem string
+}
+
+// ErrTopicMismatch is returned by EnsureTopics when an existing topic differs from its spec in
+// a way that breaks rankstream (partition count, compaction).
+var ErrTopicMismatch = errors.New("kafka: topic does not match its spec")
+
+// EnsureTopics creates every topic rankstream needs for the given groups and verifies the ones
+// that exist: partition counts (co-partitioning depends on them) and compaction of tables.
+// With create=false it only verifies.
+func (c Config) EnsureTopics(ctx context.Context, create bool, groups ...goka.Group) ([]TopicResult, error) {
+	cl, err := c.Client()
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+
+	specs := c.Names.Specs(c.partitions(), groups...)
+	names := make([]string, len(specs))
+	for i, s := range specs {
+		names[i] = s.Name
+	}
+	details, err := adm.ListTopics(ctx, names...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: list topics: %w", err)
+	}
+	configs, err := adm.DescribeTopicConfigs(ctx, names...)
+	if err != nil && !errors.Is(err, kerr.UnknownTopicOrPartition) {
+		return nil, fmt.Errorf("kafka: describe topic configs: %w", err)
+	}
+
+	var results []TopicResult
+	var problems []string
+	for _, s := range specs {
+		r := TopicResult{Name: s.Name}
+		d, exists := details[s.Name]
+		switch {
+		case exists && d.Err == nil:
+			r.Problem = verify(s, d, configs)
+		case !create:
+			r.Problem = "missing"
+		default:
+			resp, err := adm.CreateTopic(ctx, int32(s.Partitions), int16(c.replication()), ptrs(s.Configs), s.Name)
+			if err == nil {
+				err = resp.Err
+			}
+			if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+				return results, fmt.Errorf("kafka: create topic %s: %w", s.Name, err)
+			}
+			r.Created = err == nil
+		}
+		if r.Problem != "" {
+			problems = append(problems, s.Name+": "+r.Problem)
+		}
+		results = append(results, r)
+	}
+	if len(problems) > 0 {
+		return results, fmt.Errorf("%w: %s", ErrTopicMismatch, strings.Join(problems, "; "))
+	}
+	return results, nil
+}
+
+func verify(s topics.Spec, d kadm.TopicDetail, configs kadm.ResourceConfigs) string {
+	if n := len(d.Partitions); n != s.Partitions {
+		return fmt.Sprintf("%d partitions, want %d", n, s.Partitions)
+	}
+	if !s.Compact {
+		return ""
+	}
+	rc, err := configs.On(s.Name, nil)
+	if err != nil {
+		return "cannot read its configs: " + err.Error()
+	}
+	for _, cfg := range rc.Configs {
+		if cfg.Key == "cleanup.policy" && !strings.Contains(cfg.MaybeValue(), "compact") {
+			return fmt.Sprintf("cleanup.policy=%s, want compact", cfg.MaybeValue())
+		}
+	}
+	return ""
+}
+
+func ptrs(m map[string]string) map[string]*string {
+	out := make(map[string]*string, len(m))
+	for k, v := range m {
+		out[k] = &v
+	}
+	return out
+}

@@ -1,0 +1,43 @@
+// Package obs is rankstream's observability plumbing: the Prometheus metrics every service
+// exports, the /metrics, /healthz and /readyz handlers, and the slog logger set-up.
+//
+// It imports only the standard library and the Prometheus client.
+package obs
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+)
+
+// Metrics of the pipeline. Labels are low-cardinality: topic, reason class, sink.
+var (
+	EventsIn = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "rankstream_events_in_total", Help: "Records consumed by processors, by topic.",
+	}, []string{"topic"})
+	EventsOutcome = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "rankstream_events_outcome_total", Help: "What valid records did to the state, by topic and outcome (improved, duplicate, stale).",
+	}, []string{"topic", "outcome"})
+	DeadLettered = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "rankstream_dead_lettered_total", Help: "Records sent to the dead-letter topic, by source topic.",
+	}, []string{"topic"})
+	ConsumerLag = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "rankstream_consumer_lag", Help: "Records behind the high-water mark, summed over the partitions this instance owns.",
+	}, []string{"group"})
+	SinkWriteSeconds = promauto.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "rankstream_sink_write_seconds", Help: "Latency of one sink flush (one pipeline or batch).",
+		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
+	}, []string{"sink"})
+	SinkWriteErrors = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "rankstream_sink_write_errors_total", Help: "Failed sink flushes (each is retried with backoff).",
+	}, []string{"sink"})
+	SinkPending = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "rankstream_sink_pending", Help: "Records waiting for a sink flush before their offsets may be committed.",
+	}, []string{"sink"})
+	HTTPRequests = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "rankstream_http_requests_total", Help: "HTTP requests by route and status code.",
+	}, []string{"route", "code"})
+	HTTPSeconds = promauto.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "rankstream_http_request_seconds", Help: "HTTP request latency by route.",
+		Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
+	}, []string{"route"})
+)

@@ -1,0 +1,115 @@
+// Package query is the read path: HTTP endpoints that answer from Redis only (never Kafka or
+// ClickHouse), plus health and metrics endpoints.
+//
+// It imports go-redis, internal/rank and internal/obs; never goka, Kafka or processors.
+package query
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/rankstream/rankstream/internal/obs"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// Paging limits of the contract.
+const (
+	MaxLimit     = 100
+	MaxOffset    = 1000
+	MaxNeighbors = 50
+	defaultLimit = 20
+)
+
+// Server answers the query API from Redis.
+type Server struct {
+	rdb goredis.UniversalClient
+	log *slog.Logger
+	now func() time.Time
+	mux *http.ServeMux
+}
+
+// New returns a server reading from rdb.
+func New(rdb goredis.UniversalClient, log *slog.Logger) *Server {
+	s := &Server{rdb: rdb, log: log, now: time.Now, mux: http.NewServeMux()}
+	s.route("GET /v1/boards/steps", s.stepsBoard)
+	s.route("GET /v1/boards/steps/members/{member}", s.stepsMember)
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	s.mux.HandleFunc("GET /readyz", s.ready)
+	s.mux.Handle("GET /metrics", promhttp.Handler())
+	return s
+}
+
+// Handle adds another route (the pages, other services' endpoints) to the same mux.
+func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// apiError is an error with an HTTP status.
+type apiError struct {
+	code int
+	msg  string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func badRequest(msg string) error { return &apiError{http.StatusBadRequest, msg} }
+
+// route wraps a handler that returns a value or an error with JSON encoding, metrics and logs.
+func (s *Server) route(pattern string, h func(*http.Request) (any, error)) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		v, err := h(r)
+		code := http.StatusOK
+		if err != nil {
+			var ae *apiError
+			if errors.As(err, &ae) {
+				code = ae.code
+			} else {
+				code = http.StatusServiceUnavailable
+				s.log.Error("query failed", "path", r.URL.Path, "err", err)
+			}
+			v = map[string]string{"error": err.Error()}
+		}
+		writeJSON(w, code, v)
+		obs.HTTPRequests.WithLabelValues(pattern, strconv.Itoa(code)).Inc()
+		obs.HTTPSeconds.WithLabelValues(pattern).Observe(time.Since(start).Seconds())
+	})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), time.Second)
+	defer cancel()
+	if err := s.rdb.Ping(ctx).Err(); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "redis unreachable", "error": err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// intParam parses an optional non-negative integer query parameter, capped at max.
+func intParam(r *http.Request, name string, def, max int) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, badRequest(name + " must be a non-negative integer")
+	}
+	return min(n, max), nil
+}

@@ -1,0 +1,27 @@
+package rank
+
+// Redis key names of the contract (see README). Ids are validated by package topics to
+// contain no ':' or spaces, so they are embedded unescaped.
+
+// StepKey is the String holding a user's merged steps for a local day.
+func StepKey(d Day, user string) string { return "step:" + d.String() + ":" + user }
+
+// StepsGlobalBoard is the daily steps board of every user.
+func StepsGlobalBoard(d Day) string { return "rank:steps:global:" + d.String() }
+
+// StepsRegionBoard is the daily steps board of one region.
+func StepsRegionBoard(region string, d Day) string {
+	return "rank:steps:region:" + region + ":" + d.String()
+}
+
+// StepUpdate is a user's merged state for one local day, as the steps processor hands it to
+// the serving store. Every field is absolute, so writing it again is harmless.
+type StepUpdate struct {
+	User      string
+	Day       Day
+	Steps     int64
+	ReachedMs int64
+	Region    string
+	// PrevRegion is the region the user left on this day, if the update moved them.
+	PrevRegion string
+}

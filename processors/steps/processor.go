@@ -1,0 +1,130 @@
+// Package steps is the goka processor of daily step reports: it keeps each user's merged
+// per-day state in the group table (restored from its changelog after a crash or rebalance)
+// and hands every day's merged value to a Sink, which commits the record once the value is
+// stored.
+//
+// It imports topics, internal/rank and processors; never a sink or a Redis client.
+package steps
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/lovoo/goka"
+	"github.com/rankstream/rankstream/internal/obs"
+	"github.com/rankstream/rankstream/internal/rank"
+	"github.com/rankstream/rankstream/processors"
+	"github.com/rankstream/rankstream/topics"
+)
+
+// Group is the processor group's logical name; its table holds one State per user.
+const Group goka.Group = "steps"
+
+// Sink stores merged day values. Submit is called once per consumed record, in offset order
+// per partition: with the user's merged day after a valid report, or nil after a record that
+// went to the dead-letter topic. done must be called once the update (and every update
+// submitted before it) is durably stored, so that the record's offset may be committed; the
+// sink may block Submit to push back.
+type Sink interface {
+	Submit(u *rank.StepUpdate, done func(error))
+}
+
+// Config is what the processor needs besides Kafka.
+type Config struct {
+	Names topics.Names
+	Rules topics.StepRules
+	Sink  Sink
+	Log   *slog.Logger
+}
+
+type processor struct {
+	Config
+	dlq goka.Stream
+}
+
+// Graph returns the processor's group graph.
+func Graph(cfg Config) *goka.GroupGraph {
+	p := &processor{Config: cfg, dlq: cfg.Names.Stream(topics.DLQ)}
+	return goka.DefineGroup(cfg.Names.Group(Group),
+		goka.Input(cfg.Names.Stream(topics.StepsReported), topics.Raw{}, p.process),
+		goka.Persist(topics.Binary[State, *State]{}),
+		goka.Output(p.dlq, topics.Raw{}),
+	)
+}
+
+// Run runs the processor until ctx is cancelled or it fails. opts carry the Kafka set-up
+// (kafkaconf.Config.ProcessorOptions) or, in tests, goka.WithTester.
+func Run(ctx context.Context, cfg Config, brokers []string, opts ...goka.ProcessorOption) error {
+	proc, err := goka.NewProcessor(brokers, Graph(cfg), opts...)
+	if err != nil {
+		return fmt.Errorf("steps processor: %w", err)
+	}
+	go reportLag(ctx, proc, string(cfg.Names.Group(Group)))
+	cfg.Log.Info("steps processor starting", "group", cfg.Names.Group(Group), "brokers", brokers)
+	if err := proc.Run(ctx); err != nil {
+		return fmt.Errorf("steps processor: %w", err)
+	}
+	return nil
+}
+
+func (p *processor) process(ctx goka.Context, msg any) {
+	obs.EventsIn.WithLabelValues(string(topics.StepsReported)).Inc()
+	done := ctx.DeferCommit()
+	value, _ := msg.([]byte)
+	r, loc, err := topics.DecodeStepReport(ctx.Key(), value, ctx.Timestamp(), p.Rules)
+	if err != nil {
+		processors.DeadLetter(ctx, p.dlq, value, err)
+		p.Sink.Submit(nil, done)
+		return
+	}
+	s := state(ctx)
+	oldest := rank.DayOf(ctx.Timestamp().Add(-p.Rules.Retention-48*time.Hour), time.UTC)
+	day, out, prev := s.Apply(Report{
+		RequestHash: xxhash.Sum64String(r.RequestID),
+		Day:         rank.DayOf(r.TS.Time, loc),
+		Steps:       r.Steps,
+		TSMs:        r.TS.Millis(),
+		Region:      r.Region,
+	}, oldest)
+	obs.EventsOutcome.WithLabelValues(string(topics.StepsReported), out.String()).Inc()
+	if out == Improved {
+		ctx.SetValue(s)
+	}
+	// Every valid record re-sends its day's merged value, improved or not: after a crash the
+	// table may already hold a change whose store write never happened, and the redelivered
+	// record must still write it.
+	p.Sink.Submit(&rank.StepUpdate{
+		User: r.UserID, Day: day.Day, Steps: day.Steps, ReachedMs: day.ReachedMs,
+		Region: day.Region, PrevRegion: prev,
+	}, done)
+}
+
+// state returns the user's table value, or a new one.
+func state(ctx goka.Context) *State {
+	if s, ok := ctx.Value().(*State); ok {
+		return s
+	}
+	return new(State)
+}
+
+func reportLag(ctx context.Context, proc *goka.Processor, group string) {
+	t := time.NewTicker(5 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		var lag int64
+		for _, p := range proc.Stats().Group {
+			for _, in := range p.Input {
+				lag += in.OffsetLag
+			}
+		}
+		obs.ConsumerLag.WithLabelValues(group).Set(float64(lag))
+	}
+}

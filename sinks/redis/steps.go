@@ -1,0 +1,265 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rankstream/rankstream/internal/obs"
+	"github.com/rankstream/rankstream/internal/rank"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// ErrClosed is handed to the done callbacks of updates that could not be written before the
+// writer stopped; their records are not committed and will be processed again.
+var ErrClosed = errors.New("redis sink: closed before the write succeeded")
+
+// setMax stores ARGV[1] in KEYS[1] unless the key holds a larger number, and sets the key to
+// expire at ARGV[2] (unix seconds). Values only grow, so a late or repeated write never
+// lowers what readers see.
+var setMax = goredis.NewScript(`
+local cur = tonumber(redis.call('GET', KEYS[1]) or '-1')
+if tonumber(ARGV[1]) > cur then redis.call('SET', KEYS[1], ARGV[1]) end
+redis.call('EXPIREAT', KEYS[1], ARGV[2])
+return 0`)
+
+// StepsOptions configure a StepsWriter; zero fields take the defaults.
+type StepsOptions struct {
+	// Interval is how long updates are coalesced per user and day before a flush; default
+	// 500 ms.
+	Interval time.Duration
+	// MaxBatch flushes early once this many distinct user-days wait; default 20,000.
+	MaxBatch int
+	// MaxPending blocks Submit once this many records wait for a flush; default 200,000.
+	MaxPending int
+	// Retention is how long after a day's last possible instant its keys live; default 7 days.
+	Retention time.Duration
+	// MaxBackoff caps the wait between retries of a failed flush; default 5 s.
+	MaxBackoff time.Duration
+	Logger     *slog.Logger
+}
+
+func (o *StepsOptions) defaults() {
+	if o.Interval <= 0 {
+		o.Interval = 500 * time.Millisecond
+	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = 20_000
+	}
+	if o.MaxPending <= 0 {
+		o.MaxPending = 200_000
+	}
+	if o.Retention <= 0 {
+		o.Retention = 7 * 24 * time.Hour
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = 5 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+type userDay struct {
+	user string
+	day  rank.Day
+}
+
+// pendingDay is the coalesced update of one user-day and every region the user left.
+type pendingDay struct {
+	u    rank.StepUpdate
+	left []string
+}
+
+// batch is what one flush writes, and the callbacks it releases, in submission order.
+type batch struct {
+	days  map[userDay]*pendingDay
+	dones []func(error)
+}
+
+func newBatch() *batch { return &batch{days: make(map[userDay]*pendingDay)} }
+
+// StepsWriter writes daily step values and boards: step:{day}:{user} (set-if-greater),
+// rank:steps:global:{day} and rank:steps:region:{region}:{day} (ZADD GT with the day's
+// composite score). It coalesces updates per user and day, flushes them in one pipeline per
+// interval, retries a failed flush with backoff for as long as it takes, and only then calls
+// the done callbacks, oldest first.
+type StepsWriter struct {
+	rdb  goredis.UniversalClient
+	opts StepsOptions
+
+	mu     sync.Mutex
+	space  *sync.Cond // signalled when a flush frees room
+	cur    *batch
+	closed bool
+	kick   chan struct{}
+}
+
+// NewStepsWriter returns a writer on rdb. Call Run to start flushing.
+func NewStepsWriter(rdb goredis.UniversalClient, opts StepsOptions) *StepsWriter {
+	opts.defaults()
+	w := &StepsWriter{rdb: rdb, opts: opts, cur: newBatch(), kick: make(chan struct{}, 1)}
+	w.space = sync.NewCond(&w.mu)
+	return w
+}
+
+// Submit queues u (nil: nothing to write) and done. It blocks while MaxPending records wait.
+func (w *StepsWriter) Submit(u *rank.StepUpdate, done func(error)) {
+	w.mu.Lock()
+	for len(w.cur.dones) >= w.opts.MaxPending && !w.closed {
+		w.space.Wait()
+	}
+	if w.closed {
+		w.mu.Unlock()
+		done(ErrClosed)
+		return
+	}
+	if u != nil {
+		k := userDay{u.User, u.Day}
+		p, ok := w.cur.days[k]
+		if !ok {
+			p = &pendingDay{}
+			w.cur.days[k] = p
+		}
+		if u.PrevRegion != "" {
+			p.left = append(p.left, u.PrevRegion)
+		}
+		p.u = *u
+	}
+	w.cur.dones = append(w.cur.dones, done)
+	n := len(w.cur.days)
+	obs.SinkPending.WithLabelValues("redis-steps").Set(float64(len(w.cur.dones)))
+	w.mu.Unlock()
+	if n >= w.opts.MaxBatch {
+		select {
+		case w.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Run flushes every Interval (or sooner when a batch is full) until ctx is cancelled, then
+// makes one last attempt to flush what is queued. Cancel ctx only after the processor that
+// submits has stopped.
+func (w *StepsWriter) Run(ctx context.Context) error {
+	t := time.NewTicker(w.opts.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return w.close()
+		case <-t.C:
+		case <-w.kick:
+		}
+		w.flush(ctx)
+	}
+}
+
+func (w *StepsWriter) take() *batch {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	b := w.cur
+	w.cur = newBatch()
+	w.space.Broadcast()
+	return b
+}
+
+// flush writes the current batch, retrying until it succeeds or ctx ends; on success it
+// releases the batch's callbacks in order, otherwise they fail with ErrClosed.
+func (w *StepsWriter) flush(ctx context.Context) {
+	b := w.take()
+	if len(b.dones) == 0 {
+		return
+	}
+	err := w.writeWithRetry(ctx, b)
+	for _, done := range b.dones {
+		done(err)
+	}
+}
+
+func (w *StepsWriter) close() error {
+	w.mu.Lock()
+	w.closed = true
+	w.space.Broadcast()
+	w.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	w.flush(ctx)
+	return nil
+}
+
+func (w *StepsWriter) writeWithRetry(ctx context.Context, b *batch) error {
+	backoff := 50 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		start := time.Now()
+		err := w.write(ctx, b)
+		if err == nil {
+			obs.SinkWriteSeconds.WithLabelValues("redis-steps").Observe(time.Since(start).Seconds())
+			return nil
+		}
+		obs.SinkWriteErrors.WithLabelValues("redis-steps").Inc()
+		w.opts.Logger.Warn("redis sink: flush failed, retrying", "attempt", attempt,
+			"user_days", len(b.days), "records", len(b.dones), "backoff", backoff, "err", err)
+		if isNoScript(err) {
+			if lerr := setMax.Load(ctx, w.rdb).Err(); lerr != nil {
+				w.opts.Logger.Warn("redis sink: reload script", "err", lerr)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %w", ErrClosed, err)
+		case <-time.After(backoff + rand.N(backoff/2)):
+		}
+		backoff = min(2*backoff, w.opts.MaxBackoff)
+	}
+}
+
+func isNoScript(err error) bool { return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") }
+
+// write sends one pipeline: per user-day a set-if-greater of its step key; per board one
+// ZADD GT of all its members and one EXPIREAT; ZREM for regions users left.
+func (w *StepsWriter) write(ctx context.Context, b *batch) error {
+	if len(b.days) == 0 {
+		return nil
+	}
+	pipe := w.rdb.Pipeline()
+	boards := make(map[string][]goredis.Z)
+	expiry := make(map[string]time.Time)
+	for _, p := range b.days {
+		u := p.u
+		exp := u.Day.LastInstant().Add(w.opts.Retention)
+		sk := rank.StepKey(u.Day, u.User)
+		setMax.EvalSha(ctx, pipe, []string{sk}, u.Steps, exp.Unix())
+		score, err := rank.DayComposite(u.Day).Encode(u.Steps, u.ReachedMs)
+		if err != nil {
+			w.opts.Logger.Error("redis sink: cannot rank update", "user", u.User, "day", u.Day, "err", err)
+			continue
+		}
+		add := func(board string) {
+			boards[board] = append(boards[board], goredis.Z{Score: score, Member: u.User})
+			expiry[board] = exp
+		}
+		add(rank.StepsGlobalBoard(u.Day))
+		if u.Region != "" {
+			add(rank.StepsRegionBoard(u.Region, u.Day))
+		}
+		for _, r := range p.left {
+			if r != u.Region {
+				pipe.ZRem(ctx, rank.StepsRegionBoard(r, u.Day), u.User)
+			}
+		}
+	}
+	for board, members := range boards {
+		pipe.ZAddArgs(ctx, board, goredis.ZAddArgs{GT: true, Members: members})
+		pipe.ExpireAt(ctx, board, expiry[board])
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("redis sink: pipeline of %d user-days: %w", len(b.days), err)
+	}
+	return nil
+}

@@ -1,0 +1,39 @@
+package topics
+
+// StepReport is a device's report of a user's step count so far on the user's local day
+// (topic steps.reported, key = user id).
+type StepReport struct {
+	RequestID string    `json:"request_id"`
+	UserID    string    `json:"user_id"`
+	DeviceID  string    `json:"device_id,omitempty"`
+	Steps     int64     `json:"steps"`
+	TS        Timestamp `json:"ts"`
+	// TZ is an IANA zone name; it fixes the user's calendar day.
+	TZ     string `json:"tz"`
+	Region string `json:"region,omitempty"`
+}
+
+// ScoreUpdate sets or increments a member's score on a board (topic scores.updated, key =
+// member id).
+type ScoreUpdate struct {
+	RequestID string    `json:"request_id"`
+	Board     string    `json:"board"`
+	Member    string    `json:"member"`
+	Op        string    `json:"op"`
+	Score     int64     `json:"score"`
+	TS        Timestamp `json:"ts"`
+}
+
+// SearchQuery is one search (topic search.queries, key = anything, usually the user id).
+type SearchQuery struct {
+	Query  string    `json:"query"`
+	TS     Timestamp `json:"ts"`
+	UserID string    `json:"user_id,omitempty"`
+}
+
+// FriendChange adds or removes a mutual friendship (topic friends.changed, key = user id).
+type FriendChange struct {
+	UserID   string `json:"user_id"`
+	FriendID string `json:"friend_id"`
+	Op       string `json:"op"`
+}

@@ -1,0 +1,79 @@
+package topics
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/lovoo/goka"
+)
+
+// Input streams and the dead-letter topic (contract: see README).
+const (
+	StepsReported  goka.Stream = "steps.reported"
+	ScoresUpdated  goka.Stream = "scores.updated"
+	SearchQueries  goka.Stream = "search.queries"
+	FriendsChanged goka.Stream = "friends.changed"
+	DLQ            goka.Stream = "rankstream.dlq"
+)
+
+// DefaultPartitions is the partition count of every co-partitioned topic (inputs and group
+// tables) unless the operator chooses another one. All topics read by one goka group must have
+// the same count, so there is exactly one knob.
+const DefaultPartitions = 8
+
+// DefaultStreamRetention keeps input streams long enough to replay a week of traffic plus a
+// margin; goka's own default (1 hour) would make replays impossible.
+const DefaultStreamRetention = 14 * 24 * time.Hour
+
+// MaxDLQMessageBytes is the largest dead-letter record: it carries the original value (which
+// the broker accepted at up to its default of about 1 MiB) plus headers.
+const MaxDLQMessageBytes = 2 << 20
+
+// Spec describes one topic as `rankstream topics` creates and verifies it.
+type Spec struct {
+	Name       string
+	Partitions int
+	// Compact marks a goka group table (changelog): cleanup.policy=compact.
+	Compact bool
+	// Configs are extra topic configs, e.g. retention.ms.
+	Configs map[string]string
+}
+
+// Names maps the logical topic and group names above to the ones used on a cluster. The
+// zero value uses them as they are; a Prefix puts a whole deployment (or a test) in its own
+// namespace on a shared cluster.
+type Names struct{ Prefix string }
+
+// Stream returns the cluster name of a stream.
+func (n Names) Stream(s goka.Stream) goka.Stream { return goka.Stream(n.Prefix + string(s)) }
+
+// Group returns the cluster name of a processor group.
+func (n Names) Group(g goka.Group) goka.Group { return goka.Group(n.Prefix + string(g)) }
+
+// Table returns the changelog topic of a processor group, as goka names it.
+func (n Names) Table(g goka.Group) goka.Table { return goka.GroupTable(n.Group(g)) }
+
+// Specs returns every topic rankstream needs, with the given partition count for the
+// co-partitioned ones, and the tables of the given groups as compacted changelogs.
+func (n Names) Specs(partitions int, groups ...goka.Group) []Spec {
+	retention := map[string]string{"retention.ms": msString(DefaultStreamRetention)}
+	specs := []Spec{
+		{Name: string(n.Stream(StepsReported)), Partitions: partitions, Configs: retention},
+		{Name: string(n.Stream(ScoresUpdated)), Partitions: partitions, Configs: retention},
+		{Name: string(n.Stream(SearchQueries)), Partitions: partitions, Configs: retention},
+		{Name: string(n.Stream(FriendsChanged)), Partitions: partitions, Configs: retention},
+		{Name: string(n.Stream(DLQ)), Partitions: partitions, Configs: map[string]string{
+			"retention.ms":      msString(DefaultStreamRetention),
+			"max.message.bytes": strconv.Itoa(MaxDLQMessageBytes),
+		}},
+	}
+	for _, g := range groups {
+		specs = append(specs, Spec{
+			Name: string(n.Table(g)), Partitions: partitions, Compact: true,
+			Configs: map[string]string{"cleanup.policy": "compact"},
+		})
+	}
+	return specs
+}
+
+func msString(d time.Duration) string { return strconv.Itoa(int(d / time.Millisecond)) }
