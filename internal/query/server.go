@@ -6,14 +6,12 @@ package query
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rankstream/rankstream/internal/obs"
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -36,14 +34,10 @@ type Server struct {
 
 // New returns a server reading from rdb.
 func New(rdb goredis.UniversalClient, log *slog.Logger) *Server {
-	s := &Server{rdb: rdb, log: log, now: time.Now, mux: http.NewServeMux()}
+	s := &Server{rdb: rdb, log: log, now: time.Now}
+	s.mux = obs.Mux(func(ctx context.Context) error { return rdb.Ping(ctx).Err() })
 	s.route("GET /v1/boards/steps", s.stepsBoard)
 	s.route("GET /v1/boards/steps/members/{member}", s.stepsMember)
-	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
-	s.mux.HandleFunc("GET /readyz", s.ready)
-	s.mux.Handle("GET /metrics", promhttp.Handler())
 	return s
 }
 
@@ -78,27 +72,10 @@ func (s *Server) route(pattern string, h func(*http.Request) (any, error)) {
 			}
 			v = map[string]string{"error": err.Error()}
 		}
-		writeJSON(w, code, v)
+		obs.WriteJSON(w, code, v)
 		obs.HTTPRequests.WithLabelValues(pattern, strconv.Itoa(code)).Inc()
 		obs.HTTPSeconds.WithLabelValues(pattern).Observe(time.Since(start).Seconds())
 	})
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), time.Second)
-	defer cancel()
-	if err := s.rdb.Ping(ctx).Err(); err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "redis unreachable", "error": err.Error()})
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }
 
 // intParam parses an optional non-negative integer query parameter, capped at max.

@@ -147,6 +147,9 @@ func (w *StepsWriter) Submit(u *rank.StepUpdate, done func(error)) {
 // makes one last attempt to flush what is queued. Cancel ctx only after the processor that
 // submits has stopped.
 func (w *StepsWriter) Run(ctx context.Context) error {
+	if err := setMax.Load(ctx, w.rdb).Err(); err != nil {
+		w.opts.Logger.Warn("redis sink: load script (retried with the first flush)", "err", err)
+	}
 	t := time.NewTicker(w.opts.Interval)
 	defer t.Stop()
 	for {
@@ -219,7 +222,11 @@ func (w *StepsWriter) writeWithRetry(ctx context.Context, b *batch) error {
 	}
 }
 
-func isNoScript(err error) bool { return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") }
+// isNoScript tells whether Redis lost the script cache (a restart or SCRIPT FLUSH).
+func isNoScript(err error) bool {
+	var rerr goredis.Error
+	return errors.As(err, &rerr) && strings.HasPrefix(rerr.Error(), "NOSCRIPT")
+}
 
 // write sends one pipeline: per user-day a set-if-greater of its step key; per board one
 // ZADD GT of all its members and one EXPIREAT; ZREM for regions users left.

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/rankstream/rankstream/internal/embedded"
+	"github.com/rankstream/rankstream/internal/loadgen"
+	"github.com/rankstream/rankstream/internal/query"
+	"github.com/rankstream/rankstream/processors/steps"
+	rsredis "github.com/rankstream/rankstream/sinks/redis"
+	"github.com/rankstream/rankstream/topics"
+)
+
+func runDev(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("dev", "Runs the whole pipeline on one machine: an embedded Kafka broker (kfake, data under --data-dir),\nembedded Redis (miniredis) unless --redis names a real one, the processors, the query API,\nand demo traffic.")
+	fs.SetOutput(stderr)
+	var kf kafkaFlags
+	var sf stepsFlags
+	var lf logFlags
+	kf.register(fs, false)
+	sf.register(fs)
+	lf.register(fs)
+	kafkaListen := fs.String("kafka-listen", "127.0.0.1:0", "address of the embedded Kafka broker (port 0 picks a free one), e.g. 127.0.0.1:9092")
+	dataDir := fs.String("data-dir", "data", "folder of the embedded broker's data (topics and committed offsets survive a restart); empty keeps it in memory")
+	redisAddr := fs.String("redis", "", "a real Redis (host:port or redis:// URL); empty runs embedded miniredis")
+	httpAddr := fs.String("http", "127.0.0.1:8080", "listen address of the query API, pages and metrics")
+	demo := fs.Bool("demo", true, "generate demo traffic")
+	demoRate := fs.Float64("demo-rate", 200, "demo step reports per second")
+	demoUsers := fs.Int("demo-users", 2_000, "demo users")
+	if err := parse(fs, args); err != nil {
+		return exitCode(err, stderr)
+	}
+	log, err := lf.logger(stderr)
+	if err != nil {
+		return exitCode(err, stderr)
+	}
+
+	kafkaDir := ""
+	if *dataDir != "" {
+		kafkaDir = filepath.Join(*dataDir, "kafka")
+	}
+	cluster, err := embedded.Kafka(*kafkaListen, kafkaDir, kf.partitions)
+	if err != nil {
+		return exitCode(err, stderr)
+	}
+	defer cluster.Close()
+	kf.brokers = strings.Join(cluster.ListenAddrs(), ",")
+
+	embeddedRedis := *redisAddr == ""
+	if embeddedRedis {
+		mr, err := embedded.Redis("127.0.0.1:0")
+		if err != nil {
+			return exitCode(err, stderr)
+		}
+		defer mr.Close()
+		*redisAddr = mr.Addr()
+	}
+	rdb, err := rsredis.Open(ctx, *redisAddr)
+	if err != nil {
+		return exitCode(err, stderr)
+	}
+	defer rdb.Close()
+
+	kc := kf.config(filepath.Join(*dataDir, "state"))
+	if *dataDir == "" {
+		kc.StateDir = ""
+	}
+	if _, err := kc.EnsureTopics(ctx, true, steps.Group); err != nil {
+		return exitCode(err, stderr)
+	}
+	if embeddedRedis {
+		// miniredis starts empty: replay the retained input so the boards come back. The
+		// writes are absolute values, so replaying over the kept table state is exact.
+		if _, err := kc.ResetOffsets(ctx, kc.Names.Group(steps.Group), kc.Names.Stream(topics.StepsReported), time.Time{}); err != nil {
+			return exitCode(err, stderr)
+		}
+	}
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return runStepsPipeline(gctx, kc, sf, rdb, log) })
+	g.Go(func() error {
+		return serveHTTP(gctx, *httpAddr, query.New(rdb, log), log, func(a net.Addr) {
+			fmt.Fprintf(stdout, "rankstream dev is running\n  Kafka (kfake):  %s\n  Redis:          %s\n  query API:      http://%s/v1/boards/steps?limit=10\n  metrics:        http://%s/metrics\n",
+				kf.brokers, *redisAddr, a, a)
+		})
+	})
+	if *demo {
+		g.Go(func() error {
+			gen, err := loadgen.NewSteps(loadgen.StepsConfig{Users: *demoUsers, Seed: uint64(time.Now().UnixNano())})
+			if err != nil {
+				return err
+			}
+			cl, err := kc.Client(kgo.ProducerLinger(10 * time.Millisecond))
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			_, err = loadgen.Produce(gctx, cl, loadgen.ProduceConfig{
+				Topic: string(kc.Names.Stream(topics.StepsReported)), Rate: *demoRate, Progress: 30 * time.Second,
+			}, gen.Next, log)
+			return err
+		})
+	}
+	return exitCode(g.Wait(), stderr)
+}

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/rankstream/rankstream/internal/kafkaconf"
+	"github.com/rankstream/rankstream/topics"
+)
+
+// newFlags returns a flag set whose --help says that every flag can also come from the
+// environment as RANKSTREAM_<FLAG> (upper case, '-' as '_').
+func newFlags(name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: rankstream %s [flags]\n\n%s\n\nFlags (each also read from RANKSTREAM_<FLAG>, e.g. --topic-prefix from RANKSTREAM_TOPIC_PREFIX; a flag on the command line wins):\n", name, synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses args after applying RANKSTREAM_* environment variables as defaults.
+func parse(fs *flag.FlagSet, args []string) error {
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		env := "RANKSTREAM_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(env); ok && err == nil {
+			if serr := fs.Set(f.Name, v); serr != nil {
+				err = fmt.Errorf("%s=%q: %w", env, v, serr)
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return fs.Parse(args)
+}
+
+// logFlags configures the slog logger.
+type logFlags struct{ level, format string }
+
+func (l *logFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&l.level, "log-level", "info", "log level: debug, info, warn, error")
+	fs.StringVar(&l.format, "log-format", "text", "log format: text or json")
+}
+
+func (l *logFlags) logger(w io.Writer) (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(l.level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
+	switch l.format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", l.format)
+}
+
+// kafkaFlags are the flags of every command that talks to Kafka.
+type kafkaFlags struct {
+	brokers     string
+	partitions  int
+	replication int
+	prefix      string
+	clientID    string
+}
+
+func (k *kafkaFlags) register(fs *flag.FlagSet, withBrokers bool) {
+	if withBrokers {
+		fs.StringVar(&k.brokers, "brokers", "127.0.0.1:9092", "Kafka bootstrap brokers, comma-separated")
+	}
+	fs.IntVar(&k.partitions, "partitions", topics.DefaultPartitions, "partitions of every co-partitioned topic (inputs and group tables)")
+	fs.IntVar(&k.replication, "replication", 1, "replication factor of the topics rankstream creates")
+	fs.StringVar(&k.prefix, "topic-prefix", "", "prefix of every topic and group name, to share a cluster between deployments")
+	fs.StringVar(&k.clientID, "client-id", "rankstream", "Kafka client id")
+}
+
+func (k *kafkaFlags) config(stateDir string) kafkaconf.Config {
+	return kafkaconf.Config{
+		Brokers:     strings.Split(k.brokers, ","),
+		Partitions:  k.partitions,
+		Replication: k.replication,
+		ClientID:    k.clientID,
+		Names:       topics.Names{Prefix: k.prefix},
+		StateDir:    stateDir,
+	}
+}
+
+// stepsFlags are the rules and sink settings of the steps processor.
+type stepsFlags struct {
+	rules    topics.StepRules
+	coalesce time.Duration
+}
+
+func (s *stepsFlags) register(fs *flag.FlagSet) {
+	d := topics.DefaultStepRules
+	fs.Int64Var(&s.rules.MaxSteps, "max-steps", d.MaxSteps, "largest plausible daily step count; larger reports go to the dead-letter topic")
+	fs.DurationVar(&s.rules.Retention, "retention", d.Retention, "reports older than this before their record's timestamp go to the dead-letter topic; also the TTL of Redis day keys")
+	fs.DurationVar(&s.rules.FutureSkew, "future-skew", d.FutureSkew, "reports later than this after their record's timestamp go to the dead-letter topic")
+	fs.DurationVar(&s.coalesce, "coalesce", 500*time.Millisecond, "how long Redis writes are coalesced per user and day before a pipelined flush")
+}

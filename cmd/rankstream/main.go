@@ -1,0 +1,71 @@
+// Command rankstream is the one binary of the pipeline: each subcommand wires packages
+// together; none holds logic of its own.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+type command struct {
+	name, synopsis string
+	run            func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int
+}
+
+var commands = []command{
+	{"dev", "everything on one machine on embedded defaults (kfake, miniredis) with demo traffic", runDev},
+	{"process", "run the processors against real Kafka and Redis", runProcess},
+	{"serve", "serve the query API and pages from Redis", runServe},
+	{"topics", "create or verify the Kafka topics", runTopics},
+	{"produce", "generate load into Kafka (produce steps)", runProduce},
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(dispatch(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		return 2
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:], stdin, stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "rankstream: unknown command %q\n\n", args[0])
+	usage(stderr)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "Usage: rankstream <command> [flags]   (rankstream <command> --help for its flags)")
+	fmt.Fprintln(w, "\nCommands:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.synopsis)
+	}
+}
+
+// exitCode maps a command's error to an exit status: 0 for none or a normal shutdown, 2 for a
+// usage error (already printed by the flag set), 1 otherwise.
+func exitCode(err error, stderr io.Writer) int {
+	switch {
+	case err == nil, errors.Is(err, context.Canceled), errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	}
+	fmt.Fprintln(stderr, "rankstream:", err)
+	return 1
+}
+
+var errUsage = errors.New("usage")

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/rankstream/rankstream/internal/kafkaconf"
+	"github.com/rankstream/rankstream/processors/steps"
+	rsredis "github.com/rankstream/rankstream/sinks/redis"
+)
+
+// shutdownGrace is how long a sink keeps retrying after shutdown began; records it could not
+// store by then stay uncommitted and are processed again after the restart.
+const shutdownGrace = 10 * time.Second
+
+// runStepsPipeline runs the steps processor and its Redis sink until ctx ends. The sink
+// outlives the processor: the processor waits for its in-flight records on shutdown, and
+// only the sink can complete them.
+func runStepsPipeline(ctx context.Context, kc kafkaconf.Config, sf stepsFlags, rdb goredis.UniversalClient, log *slog.Logger) error {
+	sink := rsredis.NewStepsWriter(rdb, rsredis.StepsOptions{Interval: sf.coalesce, Retention: sf.rules.Retention, Logger: log})
+	sinkCtx, stopSink := context.WithCancel(context.WithoutCancel(ctx))
+	defer context.AfterFunc(ctx, func() { time.AfterFunc(shutdownGrace, stopSink) })()
+	sinkDone := make(chan error, 1)
+	go func() { sinkDone <- sink.Run(sinkCtx) }()
+
+	cfg := steps.Config{Names: kc.Names, Rules: sf.rules, Sink: sink, Log: log}
+	err := steps.Run(ctx, cfg, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(steps.Group), log)...)
+	stopSink()
+	return errors.Join(err, <-sinkDone)
+}
+
+// serveHTTP serves h on addr until ctx ends, then shuts down gracefully. started receives the
+// bound address (useful with port 0).
+func serveHTTP(ctx context.Context, addr string, h http.Handler, log *slog.Logger, started func(net.Addr)) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("http: listen on %s: %w", addr, err)
+	}
+	if started != nil {
+		started(ln.Addr())
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("http: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		<-gctx.Done()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		log.Info("http: shutting down", "addr", ln.Addr().String())
+		return srv.Shutdown(sctx)
+	})
+	return g.Wait()
+}

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"context"
+	"io"
+
+	"github.com/rankstream/rankstream/internal/query"
+	rsredis "github.com/rankstream/rankstream/sinks/redis"
+)
+
+func runServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer) int {
+	fs := newFlags("serve", "Serves the query API (/v1/...), /metrics, /healthz and /readyz, answering from Redis only.")
+	fs.SetOutput(stderr)
+	var lf logFlags
+	lf.register(fs)
+	redisAddr := fs.String("redis", "127.0.0.1:6379", "Redis: host:port, redis://host:port/db, or comma-separated Redis Cluster seeds")
+	httpAddr := fs.String("http", "127.0.0.1:8080", "listen address")
+	if err := parse(fs, args); err != nil {
+		return exitCode(err, stderr)
+	}
+	log, err := lf.logger(stderr)
+	if err != nil {
+		return exitCode(err, stderr)
+	}
+	rdb, err := rsredis.Open(ctx, *redisAddr)
+	if err != nil {
+		return exitCode(err, stderr)
+	}
+	defer rdb.Close()
+	log.Info("serving", "http", *httpAddr, "redis", *redisAddr)
+	return exitCode(serveHTTP(ctx, *httpAddr, query.New(rdb, log), log, nil), stderr)
+}
