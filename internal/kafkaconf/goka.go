@@ -86,7 +86,8 @@ func (c Config) ProcessorOptions(g goka.Group, log *slog.Logger) []goka.Processo
 	return []goka.ProcessorOption{
 		goka.WithConsumerGroupBuilder(goka.ConsumerGroupBuilderWithConfig(s)),
 		goka.WithConsumerSaramaBuilder(goka.SaramaConsumerBuilderWithConfig(s)),
-		goka.WithProducerBuilder(goka.ProducerBuilderWithConfig(s)),
+		goka.WithProducerBuilder(producerBuilder(s)),
+		goka.WithHasher(NewMurmur2),
 		goka.WithTopicManagerBuilder(goka.TopicManagerBuilderWithConfig(s, tm)),
 		goka.WithStorageBuilder(sb),
 		goka.WithClientID(c.clientID()),
@@ -98,7 +99,8 @@ func (c Config) ProcessorOptions(g goka.Group, log *slog.Logger) []goka.Processo
 func (c Config) EmitterOptions(log *slog.Logger) []goka.EmitterOption {
 	s := c.Sarama()
 	return []goka.EmitterOption{
-		goka.WithEmitterProducerBuilder(goka.ProducerBuilderWithConfig(s)),
+		goka.WithEmitterProducerBuilder(producerBuilder(s)),
+		goka.WithEmitterHasher(NewMurmur2),
 		goka.WithEmitterTopicManagerBuilder(goka.TopicManagerBuilderWithConfig(s, c.topicManager())),
 		goka.WithEmitterClientID(c.clientID()),
 		goka.WithEmitterLogger(gokaLogger{log.With("component", "goka-emitter")}),
