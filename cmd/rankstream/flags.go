@@ -96,8 +96,9 @@ func (k *kafkaFlags) config(stateDir string) kafkaconf.Config {
 
 // stepsFlags are the rules and sink settings of the steps processor.
 type stepsFlags struct {
-	rules    topics.StepRules
-	coalesce time.Duration
+	rules      topics.StepRules
+	coalesce   time.Duration
+	maxPending int
 }
 
 func (s *stepsFlags) register(fs *flag.FlagSet) {
@@ -106,4 +107,5 @@ func (s *stepsFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&s.rules.Retention, "retention", d.Retention, "reports older than this before their record's timestamp go to the dead-letter topic; also the TTL of Redis day keys")
 	fs.DurationVar(&s.rules.FutureSkew, "future-skew", d.FutureSkew, "reports later than this after their record's timestamp go to the dead-letter topic")
 	fs.DurationVar(&s.coalesce, "coalesce", 500*time.Millisecond, "how long Redis writes are coalesced per user and day before a pipelined flush")
+	fs.IntVar(&s.maxPending, "max-pending", 200_000, "records waiting for a Redis flush before the processor stops consuming (backpressure while Redis is slow or down)")
 }

@@ -25,7 +25,7 @@ const shutdownGrace = 10 * time.Second
 // outlives the processor: the processor waits for its in-flight records on shutdown, and
 // only the sink can complete them.
 func runStepsPipeline(ctx context.Context, kc kafkaconf.Config, sf stepsFlags, rdb goredis.UniversalClient, log *slog.Logger) error {
-	sink := rsredis.NewStepsWriter(rdb, rsredis.StepsOptions{Interval: sf.coalesce, Retention: sf.rules.Retention, Logger: log})
+	sink := rsredis.NewStepsWriter(rdb, rsredis.StepsOptions{Interval: sf.coalesce, MaxPending: sf.maxPending, Retention: sf.rules.Retention, Logger: log})
 	sinkCtx, stopSink := context.WithCancel(context.WithoutCancel(ctx))
 	defer context.AfterFunc(ctx, func() { time.AfterFunc(shutdownGrace, stopSink) })()
 	sinkDone := make(chan error, 1)
