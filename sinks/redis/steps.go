@@ -129,7 +129,9 @@ func (w *StepsWriter) Submit(u *rank.StepUpdate, done func(error)) {
 		if u.PrevRegion != "" {
 			p.left = append(p.left, u.PrevRegion)
 		}
-		p.u = *u
+		if !ok || better(u, &p.u) {
+			p.u = *u
+		}
 	}
 	w.cur.dones = append(w.cur.dones, done)
 	n := len(w.cur.days)
@@ -141,6 +143,12 @@ func (w *StepsWriter) Submit(u *rank.StepUpdate, done func(error)) {
 		default:
 		}
 	}
+}
+
+// better tells whether a ranks above b: more steps, or as many reached earlier. Values only
+// improve, so coalescing keeps the best one even if a redelivery submits an older value late.
+func better(a, b *rank.StepUpdate) bool {
+	return a.Steps > b.Steps || a.Steps == b.Steps && a.ReachedMs <= b.ReachedMs
 }
 
 // Run flushes every Interval (or sooner when a batch is full) until ctx is cancelled, then

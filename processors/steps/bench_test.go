@@ -1,0 +1,98 @@
+package steps_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/rankstream/rankstream/internal/loadgen"
+	"github.com/rankstream/rankstream/internal/testenv"
+	"github.com/rankstream/rankstream/processors/steps"
+	"github.com/rankstream/rankstream/topics"
+)
+
+// BenchmarkSliceThroughput measures, on the real broker and redis-server, reports per second
+// through the whole slice (Kafka → `rankstream process` → Redis, counted when the group's
+// committed offsets cover every report, which happens only after Redis acknowledged), and the
+// raw franz-go consume rate of the same topic. Run it once: -benchtime 1x.
+func BenchmarkSliceThroughput(b *testing.B) {
+	const n = 500_000
+	e := newE2E(b, testenv.KafkaBrokers(b))
+	gen, err := loadgen.NewSteps(loadgen.StepsConfig{Users: 200_000, Seed: 7})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var records []testRecord
+	for len(records) < n {
+		for _, r := range gen.Next(time.Now()) {
+			records = append(records, testRecord{r.Key, r.Value})
+		}
+	}
+	records = records[:n]
+	group := string(e.kc.Names.Group(steps.Group))
+	topic := string(e.kc.Names.Stream(topics.StepsReported))
+
+	e.start("bench")
+	e.produce(records[:1], 0)
+	waitCommitted(b, e, group, 1)
+
+	b.ResetTimer()
+	start := time.Now()
+	e.produce(records[1:], 0)
+	waitCommitted(b, e, group, n)
+	slice := float64(n-1) / time.Since(start).Seconds()
+	b.StopTimer()
+
+	raw := rawConsumeRate(b, e, topic, n)
+	b.ReportMetric(slice, "reports/s")
+	b.ReportMetric(raw, "raw-consume/s")
+	b.ReportMetric(slice/raw, "ratio")
+}
+
+func committed(b *testing.B, e *e2e, group string) int64 {
+	cl, err := e.kc.Client()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	offs, err := kadm.NewClient(cl).FetchOffsets(context.Background(), group)
+	if err != nil {
+		return 0
+	}
+	var sum int64
+	offs.Each(func(o kadm.OffsetResponse) { sum += o.At })
+	return sum
+}
+
+func waitCommitted(b *testing.B, e *e2e, group string, n int64) {
+	deadline := time.Now().Add(5 * time.Minute)
+	for committed(b, e, group) < n {
+		if time.Now().After(deadline) {
+			b.Fatalf("group %s committed %d of %d after 5 minutes", group, committed(b, e, group), n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// rawConsumeRate reads the topic from the start with a plain franz-go consumer.
+func rawConsumeRate(b *testing.B, e *e2e, topic string, n int) float64 {
+	cl, err := e.kc.Client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	start := time.Now()
+	got := 0
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for got < n && ctx.Err() == nil {
+		got += cl.PollFetches(ctx).NumRecords()
+	}
+	if got < n {
+		b.Fatalf("raw consumer read %d of %d records", got, n)
+	}
+	return float64(got) / time.Since(start).Seconds()
+}

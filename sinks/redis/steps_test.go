@@ -1,0 +1,235 @@
+package redis_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/rankstream/rankstream/internal/rank"
+	"github.com/rankstream/rankstream/internal/testenv"
+	rsredis "github.com/rankstream/rankstream/sinks/redis"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// acks records the order in which done callbacks fire.
+type acks struct {
+	mu   sync.Mutex
+	got  []int
+	errs []error
+}
+
+func (a *acks) done(i int) func(error) {
+	return func(err error) {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		a.got = append(a.got, i)
+		a.errs = append(a.errs, err)
+	}
+}
+
+func (a *acks) count() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.got)
+}
+
+func runWriter(t *testing.T, rdb goredis.UniversalClient, opts rsredis.StepsOptions) *rsredis.StepsWriter {
+	t.Helper()
+	opts.Logger = quiet
+	w := rsredis.NewStepsWriter(rdb, opts)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = w.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return w
+}
+
+func waitAcks(t *testing.T, a *acks, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for a.count() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d acks after 10 s", a.count(), n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestStepsWriterWritesValuesAndBoards(t *testing.T) {
+	rdb := testenv.Redis(t)
+	w := runWriter(t, rdb, rsredis.StepsOptions{Interval: 20 * time.Millisecond})
+	day := rank.Day(20261130)
+	base := day.FirstInstant().UnixMilli() + 20*3600*1000
+	var a acks
+	updates := []*rank.StepUpdate{
+		{User: "alice", Day: day, Steps: 500, ReachedMs: base + 10, Region: "eu"},
+		{User: "bob", Day: day, Steps: 500, ReachedMs: base + 5, Region: "eu"},
+		nil, // a dead-lettered record: nothing to write, but its ack keeps its place
+		{User: "carol", Day: day, Steps: 900, ReachedMs: base, Region: "us"},
+		{User: "alice", Day: day, Steps: 700, ReachedMs: base + 20, Region: "us", PrevRegion: "eu"},
+		// A late, smaller write (a redelivery) must not lower what readers see.
+		{User: "carol", Day: day, Steps: 100, ReachedMs: base, Region: "us"},
+	}
+	for i, u := range updates {
+		w.Submit(u, a.done(i))
+	}
+	waitAcks(t, &a, len(updates))
+	for i, got := range a.got {
+		if got != i || a.errs[i] != nil {
+			t.Fatalf("acks %v errs %v: want submission order without errors", a.got, a.errs)
+		}
+	}
+	ctx := context.Background()
+	for user, want := range map[string]string{"alice": "700", "bob": "500", "carol": "900"} {
+		if got := rdb.Get(ctx, rank.StepKey(day, user)).Val(); got != want {
+			t.Errorf("step key of %s = %q, want %s", user, got, want)
+		}
+		ttl := rdb.TTL(ctx, rank.StepKey(day, user)).Val()
+		if ttl <= 0 {
+			t.Errorf("step key of %s has no TTL", user)
+		}
+	}
+	order := func(key string) []string { return rdb.ZRevRange(ctx, key, 0, -1).Val() }
+	if got := order(rank.StepsGlobalBoard(day)); !equal(got, []string{"carol", "alice", "bob"}) {
+		t.Errorf("global board %v", got)
+	}
+	if got := order(rank.StepsRegionBoard("eu", day)); !equal(got, []string{"bob"}) {
+		t.Errorf("eu board %v: alice moved to us", got)
+	}
+	if got := order(rank.StepsRegionBoard("us", day)); !equal(got, []string{"carol", "alice"}) {
+		t.Errorf("us board %v", got)
+	}
+	score := rdb.ZScore(ctx, rank.StepsGlobalBoard(day), "carol").Val()
+	if s, r := rank.DayComposite(day).Decode(score); s != 900 || r != base {
+		t.Errorf("carol's composite decodes to %d@%d", s, r)
+	}
+}
+
+func TestStepsWriterTieGoesToWhoReachedFirst(t *testing.T) {
+	rdb := testenv.Redis(t)
+	w := runWriter(t, rdb, rsredis.StepsOptions{Interval: 20 * time.Millisecond})
+	day := rank.Day(20261130)
+	base := day.FirstInstant().UnixMilli() + 3600*1000
+	var a acks
+	// zed reached 1000 one millisecond before amy: zed ranks first despite the member order.
+	w.Submit(&rank.StepUpdate{User: "amy", Day: day, Steps: 1000, ReachedMs: base + 1}, a.done(0))
+	w.Submit(&rank.StepUpdate{User: "zed", Day: day, Steps: 1000, ReachedMs: base}, a.done(1))
+	waitAcks(t, &a, 2)
+	if got := rdb.ZRevRange(context.Background(), rank.StepsGlobalBoard(day), 0, -1).Val(); !equal(got, []string{"zed", "amy"}) {
+		t.Fatalf("board %v, want zed first", got)
+	}
+}
+
+// TestStepsWriterHoldsAcksWhileRedisIsDown: while Redis cannot be reached the writer retries
+// with backoff and acknowledges nothing (so no offset is committed); once Redis is back,
+// everything is written and acknowledged in order.
+func TestStepsWriterHoldsAcksWhileRedisIsDown(t *testing.T) {
+	addr, db := testenv.RedisAddr(t)
+	real := goredis.NewClient(&goredis.Options{Addr: addr, DB: db})
+	t.Cleanup(func() { real.Close() })
+	proxy := newProxy(t, addr)
+	rdb := goredis.NewClient(&goredis.Options{Addr: proxy.addr(), DB: db, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	t.Cleanup(func() { rdb.Close() })
+
+	proxy.setDown(true)
+	w := runWriter(t, rdb, rsredis.StepsOptions{Interval: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond})
+	day := rank.Day(20261130)
+	var a acks
+	for i := range 50 {
+		w.Submit(&rank.StepUpdate{User: "u" + string(rune('a'+i%26)), Day: day, Steps: int64(i), ReachedMs: day.FirstInstant().UnixMilli()}, a.done(i))
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if n := a.count(); n != 0 {
+		t.Fatalf("%d records acknowledged while Redis was down", n)
+	}
+	proxy.setDown(false)
+	waitAcks(t, &a, 50)
+	for i, got := range a.got {
+		if got != i || a.errs[i] != nil {
+			t.Fatalf("ack %d = record %d (err %v): want submission order without errors", i, got, a.errs[i])
+		}
+	}
+	if n := real.ZCard(context.Background(), rank.StepsGlobalBoard(day)).Val(); n != 26 {
+		t.Fatalf("board has %d members after recovery, want 26", n)
+	}
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// proxy forwards TCP to a real server and can be switched off: then it drops every
+// connection and refuses new ones, as a server that went down.
+type proxy struct {
+	t      *testing.T
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	down   bool
+	conns  []net.Conn
+}
+
+func newProxy(t *testing.T, target string) *proxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{t: t, ln: ln, target: target}
+	t.Cleanup(func() { ln.Close(); p.setDown(true) })
+	go p.accept()
+	return p
+}
+
+func (p *proxy) addr() string { return p.ln.Addr().String() }
+
+func (p *proxy) setDown(down bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = down
+	if down {
+		for _, c := range p.conns {
+			c.Close()
+		}
+		p.conns = nil
+	}
+}
+
+func (p *proxy) accept() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		if p.down {
+			p.mu.Unlock()
+			c.Close()
+			continue
+		}
+		up, err := net.Dial("tcp", p.target)
+		if err != nil {
+			p.mu.Unlock()
+			c.Close()
+			continue
+		}
+		p.conns = append(p.conns, c, up)
+		p.mu.Unlock()
+		go func() { _, _ = io.Copy(up, c); up.Close() }()
+		go func() { _, _ = io.Copy(c, up); c.Close() }()
+	}
+}
