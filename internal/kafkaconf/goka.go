@@ -79,7 +79,7 @@ func (c Config) topicManager() *goka.TopicManagerConfig {
 func (c Config) ProcessorOptions(g goka.Group, log *slog.Logger) []goka.ProcessorOption {
 	s := c.Sarama()
 	tm := c.topicManager()
-	sb := storage.MemoryBuilder()
+	sb := memoryBuilder()
 	if c.StateDir != "" {
 		sb = storage.DefaultBuilder(filepath.Join(c.StateDir, string(g)))
 	}

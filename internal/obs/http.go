@@ -4,15 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// Mux returns a mux with /metrics, /healthz (the process is up) and /readyz (ready reports
-// no error within a second: the service's dependencies answer).
+// Mux returns a mux with /metrics, /healthz (the process is up), /readyz (ready reports no
+// error within a second: the service's dependencies answer) and Go's /debug/pprof/ profiles.
 func Mux(ready func(context.Context) error) *http.ServeMux {
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	mux.Handle("GET /metrics", promhttp.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})

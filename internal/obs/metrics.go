@@ -31,7 +31,7 @@ var (
 		Name: "rankstream_sink_write_errors_total", Help: "Failed sink flushes (each is retried with backoff).",
 	}, []string{"sink"})
 	SinkPending = promauto.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "rankstream_sink_pending", Help: "Records waiting for a sink flush before their offsets may be committed.",
+		Name: "rankstream_sink_pending", Help: "Records queued for the next sink flush (those of a flush under way not included).",
 	}, []string{"sink"})
 	HTTPRequests = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "rankstream_http_requests_total", Help: "HTTP requests by route and status code.",

@@ -177,6 +177,7 @@ func (w *StepsWriter) take() *batch {
 	b := w.cur
 	w.cur = newBatch()
 	w.space.Broadcast()
+	obs.SinkPending.WithLabelValues("redis-steps").Set(0)
 	return b
 }
 
