@@ -1,0 +1,45 @@
+# rankstream: see README.md.
+#
+#   make run    the whole pipeline on embedded defaults (kfake, miniredis) with demo traffic
+#   make test   install and start the real servers (Kafka, Redis, ClickHouse on
+#               127.0.0.1), run every test against them and kfake, stop them
+#   make bench  the benchmarks, on the same servers
+#   make lint   gofmt and go vet
+
+SHELL := /bin/bash
+GO    ?= go
+PKGS  ?= ./...
+
+# Starts the servers, exports RANKSTREAM_TEST_*, runs the command, always stops them.
+WITH_SERVERS := deploy/local/with-servers.sh
+# With it, a test whose server is missing fails instead of skipping.
+REQUIRE      := RANKSTREAM_REQUIRE_SERVERS=1
+
+.PHONY: run test bench lint servers-start servers-stop
+
+run:
+	$(GO) run ./cmd/rankstream dev
+
+test:
+	$(WITH_SERVERS) env $(REQUIRE) $(GO) test -race -count=1 -timeout 25m $(PKGS)
+
+bench:
+	$(WITH_SERVERS) env $(REQUIRE) $(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+lint:
+	@files=$$(find . -name '*.go' -not -path './.*' -not -path '*/testdata/*'); \
+	unformatted=$$(gofmt -l $$files); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+# For working by hand: start the servers, then `. <(deploy/local/servers.sh env)`.
+servers-start:
+	deploy/local/servers.sh start
+
+servers-stop:
+	deploy/local/servers.sh stop
+
+# The heavy-hitters sketch against exact sliding-window counts (see sketch/ACCURACY.md).
+.PHONY: accuracy
+accuracy:
+	RANKSTREAM_ACCURACY=1 $(GO) test -run '^TestAccuracy$$' -count=1 -v -timeout 30m ./sketch/

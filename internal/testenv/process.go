@@ -1,0 +1,127 @@
+package testenv
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	buildOnce sync.Once
+	buildPath string
+	buildErr  error
+)
+
+// Rankstream builds cmd/rankstream once per test binary and returns its path, for tests
+// that run it as a separate OS process (crash tests kill it with SIGKILL). Every test binary
+// builds into the same file, $TMPDIR/rankstream-test-bin/rankstream (the Go build cache makes
+// the second build cheap), replacing it atomically, so nothing piles up in $TMPDIR.
+func Rankstream(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir := filepath.Join(os.TempDir(), "rankstream-test-bin")
+		if buildErr = os.MkdirAll(dir, 0o755); buildErr != nil {
+			return
+		}
+		buildPath = filepath.Join(dir, "rankstream")
+		tmp := fmt.Sprintf("%s.%d", buildPath, os.Getpid())
+		out, err := exec.Command("go", "build", "-o", tmp, "github.com/rankstream/rankstream/cmd/rankstream").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build cmd/rankstream: %w\n%s", err, out)
+			return
+		}
+		buildErr = os.Rename(tmp, buildPath)
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return buildPath
+}
+
+// Process is a child process whose output is kept for failure messages.
+type Process struct {
+	Name string
+	cmd  *exec.Cmd
+	out  *syncBuffer
+	done chan struct{}
+	err  error
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// StartProcess starts bin with args. The process is killed at cleanup; its output is logged
+// when the test failed.
+func StartProcess(t testing.TB, name, bin string, args ...string) *Process {
+	t.Helper()
+	p := &Process{Name: name, cmd: exec.Command(bin, args...), out: &syncBuffer{}, done: make(chan struct{})}
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		p.Signal(syscall.SIGKILL)
+		<-p.done
+		if t.Failed() {
+			t.Logf("output of %s (%s %s):\n%s", name, filepath.Base(bin), strings.Join(args, " "), p.Output())
+		}
+	})
+	return p
+}
+
+// Signal sends sig to the process, if it still runs.
+func (p *Process) Signal(sig os.Signal) {
+	select {
+	case <-p.done:
+	default:
+		_ = p.cmd.Process.Signal(sig)
+	}
+}
+
+// Wait waits up to a minute for the process to end and returns its exit error.
+func (p *Process) Wait() error {
+	select {
+	case <-p.done:
+		return p.err
+	case <-time.After(time.Minute):
+		return fmt.Errorf("%s still running after a minute", p.Name)
+	}
+}
+
+// Exited returns an error if the process has ended (whatever its status), nil while it runs.
+func (p *Process) Exited() error {
+	select {
+	case <-p.done:
+		return fmt.Errorf("exited: %v", p.err)
+	default:
+		return nil
+	}
+}
+
+// Output is everything the process printed so far.
+func (p *Process) Output() string { return p.out.String() }
