@@ -95,7 +95,7 @@ func runDev(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	})
 	if *demo {
 		g.Go(func() error {
-			gen, err := loadgen.NewSteps(loadgen.StepsConfig{Users: *demoUsers, Seed: uint64(time.Now().UnixNano())})
+			gen, err := loadgen.NewSteps(loadgen.StepsConfig{Users: *demoUsers, DupRatio: 0.05, StaleRatio: 0.05, Seed: uint64(time.Now().UnixNano())})
 			if err != nil {
 				return err
 			}

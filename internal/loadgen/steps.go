@@ -28,9 +28,9 @@ type StepsConfig struct {
 	Users   int      // distinct users [20,000]
 	Zones   []string // IANA zones users live in [DefaultZones]
 	Regions []string // regions users belong to [DefaultRegions]
-	// DupRatio of reports re-send an earlier report unchanged (same request id) [0.1].
+	// DupRatio of reports re-send an earlier report unchanged (same request id) [0].
 	DupRatio float64
-	// StaleRatio of reports are late: an earlier, smaller reading with a new request id [0.1].
+	// StaleRatio of reports are late: an earlier, smaller reading with a new request id [0].
 	StaleRatio float64
 	// MidnightSurge: when a zone passes local midnight, every user there sends the final count
 	// of the day that ended and a first report of the new one, at once.
@@ -77,12 +77,6 @@ func NewSteps(cfg StepsConfig) (*Steps, error) {
 	}
 	if len(cfg.Regions) == 0 {
 		cfg.Regions = DefaultRegions
-	}
-	if cfg.DupRatio == 0 {
-		cfg.DupRatio = 0.1
-	}
-	if cfg.StaleRatio == 0 {
-		cfg.StaleRatio = 0.1
 	}
 	if cfg.DupRatio < 0 || cfg.StaleRatio < 0 || cfg.DupRatio+cfg.StaleRatio > 1 {
 		return nil, fmt.Errorf("loadgen: duplicate ratio %v and stale ratio %v must be >= 0 and sum to at most 1", cfg.DupRatio, cfg.StaleRatio)

@@ -21,7 +21,7 @@ import (
 func BenchmarkSliceThroughput(b *testing.B) {
 	const n = 500_000
 	e := newE2E(b, testenv.KafkaBrokers(b))
-	gen, err := loadgen.NewSteps(loadgen.StepsConfig{Users: 200_000, Seed: 7})
+	gen, err := loadgen.NewSteps(loadgen.StepsConfig{Users: 200_000, DupRatio: 0.1, StaleRatio: 0.1, Seed: 7})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// runDevInProcess starts `rankstream dev` with args and returns the query API's base URL and
+// a function that stops it and returns its exit status.
+func runDevInProcess(t *testing.T, args ...string) (string, func() int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	out, w := io.Pipe()
+	code := make(chan int, 1)
+	go func() {
+		code <- dispatch(ctx, append([]string{"dev"}, args...), strings.NewReader(""), w, io.Discard)
+		w.Close()
+	}()
+	urls := make(chan string, 1)
+	go func() {
+		re := regexp.MustCompile(`query API:\s+(http://[^/]+)`)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				urls <- m[1]
+			}
+		}
+	}()
+	var base string
+	select {
+	case base = <-urls:
+	case c := <-code:
+		t.Fatalf("rankstream dev exited with %d before serving", c)
+	case <-time.After(time.Minute):
+		t.Fatal("rankstream dev did not print its URL within a minute")
+	}
+	stopped := false
+	stop := func() int {
+		if stopped {
+			return 0
+		}
+		stopped = true
+		cancel()
+		select {
+		case c := <-code:
+			return c
+		case <-time.After(time.Minute):
+			t.Fatal("rankstream dev did not stop within a minute")
+			return -1
+		}
+	}
+	t.Cleanup(func() { stop() })
+	return base, stop
+}
+
+type page struct {
+	Total int64 `json:"total"`
+	Items []struct {
+		Rank   int64  `json:"rank"`
+		Member string `json:"member"`
+		Score  int64  `json:"score"`
+	} `json:"items"`
+}
+
+func boardTotal(t *testing.T, base string) int64 {
+	t.Helper()
+	resp, err := http.Get(base + "/v1/boards/steps?limit=5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var p page
+	if err := json.NewDecoder(resp.Body).Decode(&p); err != nil {
+		t.Fatal(err)
+	}
+	return p.Total
+}
+
+// TestDevServesALiveBoard: `rankstream dev` on its embedded defaults (kfake, miniredis) with
+// demo traffic answers with a growing daily board; after a restart on the same data folder
+// the board comes back (the embedded Redis is empty, so the group replays its input).
+func TestDevServesALiveBoard(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"--data-dir", dir, "--http", "127.0.0.1:0", "--demo-rate", "500", "--demo-users", "300", "--log-level", "warn", "--coalesce", "100ms"}
+	base, stop := runDevInProcess(t, args...)
+	deadline := time.Now().Add(time.Minute)
+	for boardTotal(t, base) < 50 {
+		if time.Now().After(deadline) {
+			t.Fatalf("board has %d members after a minute of demo traffic", boardTotal(t, base))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	before := boardTotal(t, base)
+	if c := stop(); c != 0 {
+		t.Fatalf("exit status %d", c)
+	}
+
+	base, _ = runDevInProcess(t, append(args, "--demo=false")...)
+	deadline = time.Now().Add(time.Minute)
+	for boardTotal(t, base) < before {
+		if time.Now().After(deadline) {
+			t.Fatalf("after a restart the board has %d members, had %d", boardTotal(t, base), before)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
