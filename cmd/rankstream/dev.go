@@ -23,12 +23,8 @@ import (
 func runDev(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("dev", "Runs the whole pipeline on one machine: an embedded Kafka broker (kfake, data under --data-dir),\nembedded Redis (miniredis) unless --redis names a real one, the processors, the query API,\nand demo traffic.")
 	fs.SetOutput(stderr)
-	var kf kafkaFlags
-	var sf stepsFlags
-	var lf logFlags
-	kf.register(fs, false)
-	sf.register(fs)
-	lf.register(fs)
+	var pf pipelineFlags
+	pf.register(fs, false)
 	kafkaListen := fs.String("kafka-listen", "127.0.0.1:0", "address of the embedded Kafka broker (port 0 picks a free one), e.g. 127.0.0.1:9092")
 	dataDir := fs.String("data-dir", "data", "folder of the embedded broker's data (topics and committed offsets survive a restart); empty keeps it in memory")
 	redisAddr := fs.String("redis", "", "a real Redis (host:port or redis:// URL); empty runs embedded miniredis")
@@ -36,13 +32,11 @@ func runDev(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	demo := fs.Bool("demo", true, "generate demo traffic")
 	demoRate := fs.Float64("demo-rate", 200, "demo step reports per second")
 	demoUsers := fs.Int("demo-users", 2_000, "demo users")
-	if err := parse(fs, args); err != nil {
-		return exitCode(err, stderr)
-	}
-	log, err := lf.logger(stderr)
+	log, err := pf.log.parse(fs, args, stderr)
 	if err != nil {
 		return exitCode(err, stderr)
 	}
+	kf, sf := &pf.kafka, pf.steps
 
 	kafkaDir := ""
 	if *dataDir != "" {

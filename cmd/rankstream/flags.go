@@ -49,6 +49,14 @@ func (l *logFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&l.format, "log-format", "text", "log format: text or json")
 }
 
+// parse parses args (see parse) and returns the logger the flags ask for.
+func (l *logFlags) parse(fs *flag.FlagSet, args []string, w io.Writer) (*slog.Logger, error) {
+	if err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	return l.logger(w)
+}
+
 func (l *logFlags) logger(w io.Writer) (*slog.Logger, error) {
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(l.level)); err != nil {
@@ -108,4 +116,17 @@ func (s *stepsFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&s.rules.FutureSkew, "future-skew", d.FutureSkew, "reports later than this after their record's timestamp go to the dead-letter topic")
 	fs.DurationVar(&s.coalesce, "coalesce", 500*time.Millisecond, "how long Redis writes are coalesced per user and day before a pipelined flush")
 	fs.IntVar(&s.maxPending, "max-pending", 200_000, "records waiting for a Redis flush before the processor stops consuming (backpressure while Redis is slow or down)")
+}
+
+// pipelineFlags are the flags of the commands that run processors.
+type pipelineFlags struct {
+	kafka kafkaFlags
+	steps stepsFlags
+	log   logFlags
+}
+
+func (p *pipelineFlags) register(fs *flag.FlagSet, withBrokers bool) {
+	p.kafka.register(fs, withBrokers)
+	p.steps.register(fs)
+	p.log.register(fs)
 }

@@ -15,23 +15,17 @@ import (
 func runProcess(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer) int {
 	fs := newFlags("process", "Runs the steps processor (a goka group) against real Kafka brokers, writing to Redis.\nStart more instances with the same flags to scale out: they split the partitions.")
 	fs.SetOutput(stderr)
-	var kf kafkaFlags
-	var sf stepsFlags
-	var lf logFlags
-	kf.register(fs, true)
-	sf.register(fs)
-	lf.register(fs)
+	var pf pipelineFlags
+	pf.register(fs, true)
 	redisAddr := fs.String("redis", "127.0.0.1:6379", "Redis: host:port, redis://host:port/db, or comma-separated Redis Cluster seeds")
 	httpAddr := fs.String("http", "127.0.0.1:9101", "listen address of /metrics, /healthz and /readyz")
 	stateDir := fs.String("state-dir", "", "folder for goka's local table copies (LevelDB); empty keeps them in memory and recovers them from the changelog at start")
 	createTopics := fs.Bool("create-topics", true, "create missing topics at start (otherwise only verify them)")
-	if err := parse(fs, args); err != nil {
-		return exitCode(err, stderr)
-	}
-	log, err := lf.logger(stderr)
+	log, err := pf.log.parse(fs, args, stderr)
 	if err != nil {
 		return exitCode(err, stderr)
 	}
+	kf, sf := &pf.kafka, pf.steps
 
 	kc := kf.config(*stateDir)
 	if _, err := kc.EnsureTopics(ctx, *createTopics, steps.Group); err != nil {

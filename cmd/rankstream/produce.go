@@ -36,10 +36,7 @@ func runProduce(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	fs.Float64Var(&pc.Rate, "rate", 0, "records per second; 0 is as fast as possible")
 	start := fs.String("start", "", "simulated start time (RFC 3339); empty is now")
 	fs.Float64Var(&pc.Speed, "speed", 1, "simulated seconds per real second (e.g. 3600 to cross midnights quickly)")
-	if err := parse(fs, args[1:]); err != nil {
-		return exitCode(err, stderr)
-	}
-	log, err := lf.logger(stderr)
+	log, err := lf.parse(fs, args[1:], stderr)
 	if err != nil {
 		return exitCode(err, stderr)
 	}

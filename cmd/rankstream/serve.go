@@ -15,10 +15,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 	lf.register(fs)
 	redisAddr := fs.String("redis", "127.0.0.1:6379", "Redis: host:port, redis://host:port/db, or comma-separated Redis Cluster seeds")
 	httpAddr := fs.String("http", "127.0.0.1:8080", "listen address")
-	if err := parse(fs, args); err != nil {
-		return exitCode(err, stderr)
-	}
-	log, err := lf.logger(stderr)
+	log, err := lf.parse(fs, args, stderr)
 	if err != nil {
 		return exitCode(err, stderr)
 	}

@@ -19,7 +19,7 @@ import (
 // committed offsets cover every report, which happens only after Redis acknowledged), and the
 // raw franz-go consume rate of the same topic. Run it once: -benchtime 1x.
 func BenchmarkSliceThroughput(b *testing.B) {
-	const n = 500_000
+	const n = 1_000_000
 	e := newE2E(b, testenv.KafkaBrokers(b))
 	gen, err := loadgen.NewSteps(loadgen.StepsConfig{Users: 200_000, DupRatio: 0.1, StaleRatio: 0.1, Seed: 7})
 	if err != nil {
