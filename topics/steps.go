@@ -1,7 +1,7 @@
 package topics
 
 import (
-	"encoding/json"
+	"github.com/segmentio/encoding/json"
 	"time"
 )
 

@@ -1,10 +1,14 @@
 package topics
 
 import (
+	stdjson "encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	fastjson "github.com/segmentio/encoding/json"
 )
 
 func TestDecodeStepReport(t *testing.T) {
@@ -89,4 +93,26 @@ func TestTimestampJSON(t *testing.T) {
 			t.Fatalf("%s accepted", in)
 		}
 	}
+}
+
+// FuzzStepReportJSONMatchesStdlib: the fast JSON decoder accepts exactly what encoding/json
+// accepts for a step report, with the same values.
+func FuzzStepReportJSONMatchesStdlib(f *testing.F) {
+	f.Add([]byte(`{"request_id":"r1","user_id":"u1","steps":1234,"ts":"2026-11-30T19:59:00+08:00","tz":"Asia/Shanghai"}`))
+	f.Add([]byte(`{"request_id":"r\u0031","user_id":"u1","steps":1e3,"ts":1796040000000,"tz":"UTC","x":[1,{"y":null}]}`))
+	f.Add([]byte(`{"steps":12.5}`))
+	f.Add([]byte(`{"steps":"12"}`))
+	f.Add([]byte(`{"request_id":"a","request_id":"b"}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var fast, std StepReport
+		errFast := fastjson.Unmarshal(data, &fast)
+		errStd := stdjson.Unmarshal(data, &std)
+		if (errFast == nil) != (errStd == nil) {
+			t.Fatalf("fast decoder err %v, encoding/json err %v, on %q", errFast, errStd, data)
+		}
+		if errStd == nil && !reflect.DeepEqual(fast, std) {
+			t.Fatalf("fast %+v, encoding/json %+v, on %q", fast, std, data)
+		}
+	})
 }
