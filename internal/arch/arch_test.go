@@ -1,0 +1,53 @@
+// Package arch holds the test that keeps the import direction of STYLE.md true: one package
+// per concern, imports pointing one way.
+package arch
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/rankstream/rankstream/"
+
+// forbidden lists, per package prefix (relative to the module), import prefixes its non-test
+// files must not use.
+var forbidden = map[string][]string{
+	"sketch": {module, "github.com/lovoo/goka", "github.com/IBM/sarama", "github.com/twmb/franz-go",
+		"github.com/redis/go-redis", "github.com/ClickHouse/"},
+	"internal/rank": {module, "github.com/"},
+	"topics":        {module + "processors", module + "sinks", module + "internal/query", "github.com/redis/go-redis", "github.com/ClickHouse/"},
+	"processors":    {module + "sinks", module + "cmd", "github.com/redis/go-redis", "github.com/ClickHouse/"},
+	"sinks":         {module + "processors", module + "cmd", "github.com/lovoo/goka", "github.com/IBM/sarama", "github.com/twmb/franz-go"},
+	"internal/query": {module + "processors", module + "sinks", "github.com/lovoo/goka", "github.com/IBM/sarama",
+		"github.com/twmb/franz-go", "github.com/ClickHouse/"},
+	"internal/obs": {module},
+}
+
+func TestImportDirection(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, module+"...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	checked := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg := strings.TrimPrefix(fields[0], module)
+		for prefix, bans := range forbidden {
+			if pkg != prefix && !strings.HasPrefix(pkg, prefix+"/") {
+				continue
+			}
+			checked++
+			for _, imp := range fields[1:] {
+				for _, ban := range bans {
+					if strings.HasPrefix(imp, ban) {
+						t.Errorf("%s imports %s", pkg, imp)
+					}
+				}
+			}
+		}
+	}
+	if checked < 6 {
+		t.Fatalf("only %d packages checked: is the module path right?", checked)
+	}
+}
