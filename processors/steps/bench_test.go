@@ -52,7 +52,8 @@ func BenchmarkSliceThroughput(b *testing.B) {
 	b.ReportMetric(slice/raw, "ratio")
 }
 
-func committed(b *testing.B, e *e2e, group string) int64 {
+// committed sums the group's committed offsets over all partitions.
+func committed(b testing.TB, e *e2e, group string) int64 {
 	cl, err := e.kc.Client()
 	if err != nil {
 		b.Fatal(err)

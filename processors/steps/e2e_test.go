@@ -26,6 +26,8 @@ type e2e struct {
 	kc        kafkaconf.Config
 	rdb       *goredis.Client
 	redisURL  string
+	redisAddr string
+	redisDB   int
 	bin       string
 	prefix    string
 	producer  *kgo.Client
@@ -40,7 +42,9 @@ func newE2E(t testing.TB, brokers []string) *e2e {
 		t:        t,
 		kc:       kafkaconf.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}},
 		rdb:      goredis.NewClient(&goredis.Options{Addr: addr, DB: db}),
-		redisURL: fmt.Sprintf("redis://%s/%d", addr, db),
+		redisURL:  fmt.Sprintf("redis://%s/%d", addr, db),
+		redisAddr: addr,
+		redisDB:   db,
 		bin:      testenv.Rankstream(t),
 		prefix:   prefix,
 	}
@@ -293,6 +297,36 @@ func TestRebalanceIsExact(t *testing.T) {
 		e.processes = e.processes[:1]
 		<-done
 		e.waitExact(want, 3*time.Minute)
+	})
+}
+
+// TestRedisOutageHoldsOffsets: while Redis is unreachable the processor keeps retrying and
+// commits no offset past what Redis acknowledged; when Redis is back, everything arrives.
+func TestRedisOutageHoldsOffsets(t *testing.T) {
+	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
+		e := newE2E(t, brokers)
+		proxy := testenv.NewProxy(t, e.redisAddr)
+		e.redisURL = fmt.Sprintf("redis://%s/%d", proxy.Addr(), e.redisDB)
+		now := time.Now()
+		records, want := generate(4, 40_000, 4_000, now)
+		group := string(e.kc.Names.Group(steps.Group))
+
+		e.start("processor")
+		first := records[:20_000]
+		_, wantFirst := generate(4, 20_000, 4_000, now) // the same stream's first half
+		e.produce(first, 0)
+		e.waitExact(wantFirst, 2*time.Minute)
+		waitFor(t, time.Minute, "offsets of the first half committed", func() bool { return committed(t, e, group) == 20_000 })
+
+		proxy.SetDown(true)
+		e.produce(records[20_000:], 0)
+		time.Sleep(5 * time.Second)
+		if n := committed(t, e, group); n != 20_000 {
+			t.Fatalf("%d offsets committed while Redis was down, want 20000", n)
+		}
+		proxy.SetDown(false)
+		e.waitExact(want, 2*time.Minute)
+		waitFor(t, time.Minute, "all offsets committed", func() bool { return committed(t, e, group) == 40_000 })
 	})
 }
 

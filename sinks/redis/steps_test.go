@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	"sync"
 	"testing"
 	"time"
@@ -134,11 +133,11 @@ func TestStepsWriterHoldsAcksWhileRedisIsDown(t *testing.T) {
 	addr, db := testenv.RedisAddr(t)
 	real := goredis.NewClient(&goredis.Options{Addr: addr, DB: db})
 	t.Cleanup(func() { real.Close() })
-	proxy := newProxy(t, addr)
-	rdb := goredis.NewClient(&goredis.Options{Addr: proxy.addr(), DB: db, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	proxy := testenv.NewProxy(t, addr)
+	rdb := goredis.NewClient(&goredis.Options{Addr: proxy.Addr(), DB: db, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	t.Cleanup(func() { rdb.Close() })
 
-	proxy.setDown(true)
+	proxy.SetDown(true)
 	w := runWriter(t, rdb, rsredis.StepsOptions{Interval: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond})
 	day := rank.Day(20261130)
 	var a acks
@@ -149,7 +148,7 @@ func TestStepsWriterHoldsAcksWhileRedisIsDown(t *testing.T) {
 	if n := a.count(); n != 0 {
 		t.Fatalf("%d records acknowledged while Redis was down", n)
 	}
-	proxy.setDown(false)
+	proxy.SetDown(false)
 	waitAcks(t, &a, 50)
 	for i, got := range a.got {
 		if got != i || a.errs[i] != nil {
@@ -171,65 +170,4 @@ func equal(a, b []string) bool {
 		}
 	}
 	return true
-}
-
-// proxy forwards TCP to a real server and can be switched off: then it drops every
-// connection and refuses new ones, as a server that went down.
-type proxy struct {
-	t      *testing.T
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	down   bool
-	conns  []net.Conn
-}
-
-func newProxy(t *testing.T, target string) *proxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &proxy{t: t, ln: ln, target: target}
-	t.Cleanup(func() { ln.Close(); p.setDown(true) })
-	go p.accept()
-	return p
-}
-
-func (p *proxy) addr() string { return p.ln.Addr().String() }
-
-func (p *proxy) setDown(down bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.down = down
-	if down {
-		for _, c := range p.conns {
-			c.Close()
-		}
-		p.conns = nil
-	}
-}
-
-func (p *proxy) accept() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		if p.down {
-			p.mu.Unlock()
-			c.Close()
-			continue
-		}
-		up, err := net.Dial("tcp", p.target)
-		if err != nil {
-			p.mu.Unlock()
-			c.Close()
-			continue
-		}
-		p.conns = append(p.conns, c, up)
-		p.mu.Unlock()
-		go func() { _, _ = io.Copy(up, c); up.Close() }()
-		go func() { _, _ = io.Copy(c, up); c.Close() }()
-	}
 }
