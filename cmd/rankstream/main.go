@@ -23,6 +23,7 @@ var commands = []command{
 	{"process", "run the processors against real Kafka and Redis", runProcess},
 	{"serve", "serve the query API and pages from Redis", runServe},
 	{"topics", "create or verify the Kafka topics", runTopics},
+	{"migrate", "create the ClickHouse schema (idempotent)", runMigrate},
 	{"produce", "generate load into Kafka (produce steps)", runProduce},
 }
 

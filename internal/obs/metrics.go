@@ -30,6 +30,9 @@ var (
 	SinkWriteErrors = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "rankstream_sink_write_errors_total", Help: "Failed sink flushes (each is retried with backoff).",
 	}, []string{"sink"})
+	SinkRowsWritten = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "rankstream_sink_rows_written_total", Help: "Rows written by a sink, by sink (a replay writes its rows again and counts them again).",
+	}, []string{"sink"})
 	SinkPending = promauto.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "rankstream_sink_pending", Help: "Records queued for the next sink flush (those of a flush under way not included).",
 	}, []string{"sink"})

@@ -1,0 +1,42 @@
+// Package clickhouse is rankstream's history sink: it creates the ClickHouse schema of the
+// contract (topk_history, user_daily_steps, board_archive) and writes rows into it through the
+// native batch API, idempotently, for analysts to query. It also holds the analysts' queries
+// that the README shows.
+//
+// The schema and the queries work on Debian's clickhouse-server 18.16 and on current servers:
+// DateTime('UTC') instead of DateTime64, no Map or LowCardinality, TTL only where
+// SELECT version() says the server has it, client-side `?` binding instead of server-side
+// parameters, and every INSERT through PrepareBatch with its columns named.
+//
+// # Idempotence
+//
+// Every table is a ReplacingMergeTree whose sorting key is the row's identity, partitioned by
+// a function of that key (so that all versions of a row meet in one partition). Writing a row
+// again, whether from a retried batch, a replay or a second instance, never adds a visible
+// row: under SELECT ... FINAL, or with argMax(column, version) grouped by the key, each key
+// shows once, with the values of its highest version. Identical rows collapse whatever their
+// version; the version only decides between rows that differ:
+//
+//   - topk_history, key (stream, window_end, rank): the version is the snapshot's generation
+//     time in Unix milliseconds, the same for every row of one snapshot. A retry writes the
+//     same rows again; a replay or a later recomputation of a window wins over what was
+//     written before. A recomputation replaces a window rank by rank: if it has fewer ranks
+//     than the earlier one, the earlier one's extra ranks stay (drop the month's partition
+//     before a replay that changes K).
+//   - user_daily_steps, key (user_id, day): the version is the steps value itself. A day's
+//     merged steps only grow, so the largest value wins in whatever order the writes land.
+//   - board_archive, key (board, period, rank): the version is archived_at, so a later archive
+//     of a period replaces an earlier one. Its key holds no date, so it has one partition.
+//
+// topk_history is partitioned by month of window_end; on servers with TTL (19.6 and later)
+// its rows expire after a retention set at creation (WithTopKRetention).
+//
+// # Migrations
+//
+// Migrate runs idempotent DDL only (CREATE ... IF NOT EXISTS, generated from one description
+// of each table) and then checks the columns of the tables it finds, so that a table created
+// by hand with other columns fails early. There is no migrations table: a future schema
+// change adds another idempotent statement.
+//
+// It imports clickhouse-go and internal/obs; never goka, Kafka or the processors.
+package clickhouse

@@ -1,0 +1,91 @@
+package clickhouse
+
+import (
+	"testing"
+	"time"
+)
+
+// TestDailyStepsLargestWins writes a day's growing values, then a late retry of an older,
+// smaller one: the largest value stays, once, under FINAL and argMax.
+func TestDailyStepsLargestWins(t *testing.T) {
+	ctx := testContext(t)
+	s, conn := migrated(t)
+	sydney := time.FixedZone("AEDT", 11*3600)
+	// 23:30 in Sydney on 30 November is 12:30 UTC the same day; 00:30 on 1 December is
+	// 13:30 UTC on 30 November: the local date is what is stored.
+	day := time.Date(2026, 11, 30, 23, 30, 0, 0, sydney)
+	next := time.Date(2026, 12, 1, 0, 30, 0, 0, sydney)
+	at := func(min int) time.Time { return time.Date(2026, 11, 30, 12, min, 0, 0, time.UTC) }
+	older := []DailyStepsRow{{UserID: "u1", Day: day, Steps: 500, UpdatedAt: at(1)}}
+	for _, batch := range [][]DailyStepsRow{
+		older,
+		{{UserID: "u1", Day: day, Steps: 800, UpdatedAt: at(2)}, {UserID: "u2", Day: day, Steps: 90, UpdatedAt: at(3)}},
+		{{UserID: "u1", Day: next, Steps: 40, UpdatedAt: at(50)}},
+		older, // a retry that lands last
+	} {
+		if err := s.WriteDailySteps(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type row struct {
+		User  string    `ch:"user_id"`
+		Day   time.Time `ch:"day"`
+		Steps uint32    `ch:"steps"`
+		At    time.Time `ch:"updated_at"`
+	}
+	want := []row{
+		{"u1", time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC), 800, at(2)},
+		{"u1", time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), 40, at(50)},
+		{"u2", time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC), 90, at(3)},
+	}
+	for _, q := range []string{
+		"SELECT user_id, day, steps, updated_at FROM user_daily_steps FINAL ORDER BY user_id, day",
+		`SELECT user_id, day, argMax(steps, version) AS steps, argMax(updated_at, version) AS updated_at
+		FROM user_daily_steps GROUP BY user_id, day ORDER BY user_id, day`,
+	} {
+		var got []row
+		if err := conn.Select(ctx, &got, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%s: %+v, want %+v", q, got, want)
+		}
+		for i := range got {
+			g, w := got[i], want[i]
+			if g.User != w.User || !g.Day.Equal(w.Day) || g.Steps != w.Steps || !g.At.Equal(w.At) {
+				t.Errorf("%s: row %d = %+v, want %+v", q, i, g, w)
+			}
+		}
+	}
+}
+
+// TestBoardArchiveLaterArchiveWins re-archives a period and then retries the first archive's
+// batch: the later archive is what FINAL shows.
+func TestBoardArchiveLaterArchiveWins(t *testing.T) {
+	ctx := testContext(t)
+	s, conn := migrated(t)
+	archive := func(at time.Time, members ...string) []BoardArchiveRow {
+		rows := make([]BoardArchiveRow, len(members))
+		for i, m := range members {
+			rows[i] = BoardArchiveRow{Board: "game", Period: "d:20261130", Rank: uint32(i + 1), Member: m,
+				Score: int64(1000 - i), ArchivedAt: at}
+		}
+		return rows
+	}
+	t1 := time.Date(2026, 12, 1, 0, 0, 5, 0, time.UTC)
+	first, second := archive(t1, "ann", "bob", "cid"), archive(t1.Add(time.Minute), "bob", "ann", "dan")
+	for _, batch := range [][]BoardArchiveRow{first, second, first} {
+		if err := s.WriteBoardArchive(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []struct {
+		Member string `ch:"member"`
+	}
+	if err := conn.Select(ctx, &got, "SELECT member FROM board_archive FINAL WHERE board = ? AND period = ? ORDER BY rank", "game", "d:20261130"); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[0].Member != "bob" || got[1].Member != "ann" || got[2].Member != "dan" {
+		t.Fatalf("archive = %+v, want bob, ann, dan", got)
+	}
+}

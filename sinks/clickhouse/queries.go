@@ -1,0 +1,39 @@
+package clickhouse
+
+// The analysts' queries over topk_history, as the README shows them. They run in the
+// database of the history (clickhouse-client --database rankstream) and take their
+// parameters through clickhouse-go's client-side `?` binding, which every server version
+// understands. A snapshot's window belongs to the UTC day of its window_end. FINAL shows each
+// (stream, window_end, rank) once, with its latest version, however often it was written.
+
+// QueryTopItemsOfDay lists the items of a stream's snapshots on one day, by the largest count
+// each reached in a window of that day (peak_count), then by item; with each item's best rank
+// and the number of windows it appeared in. Parameters: stream, day (a Date, a DateTime or a
+// 'YYYY-MM-DD' string), the number of items.
+const QueryTopItemsOfDay = `SELECT item, max(count) AS peak_count, min(rank) AS best_rank, count() AS windows
+FROM topk_history FINAL
+WHERE stream = ? AND toDate(window_end) = toDate(?)
+GROUP BY item
+ORDER BY peak_count DESC, item
+LIMIT ?`
+
+// QueryItemRankOverTime lists an item's rank and count in every window of a stream whose end
+// lies in [from, to), oldest first; windows where the item was not reported have no row.
+// Parameters: stream, item, from, to (DateTimes).
+const QueryItemRankOverTime = `SELECT window_end, rank, count
+FROM topk_history FINAL
+WHERE stream = ? AND item = ? AND window_end >= ? AND window_end < ?
+ORDER BY window_end`
+
+// QueryEnteredTop10 lists the items that were in the Top-10 of a stream on a day but in no
+// Top-10 of the day before, with the end of the first window of the day that had them in the
+// Top-10 (entered_at), their best rank and largest count that day; by entered_at, then best
+// rank. Parameters: stream, day, stream, day (the same two values twice).
+const QueryEnteredTop10 = `SELECT item, min(window_end) AS entered_at, min(rank) AS best_rank, max(count) AS peak_count
+FROM topk_history FINAL
+WHERE stream = ? AND toDate(window_end) = toDate(?) AND rank <= 10
+  AND item NOT IN (
+    SELECT item FROM topk_history FINAL
+    WHERE stream = ? AND toDate(window_end) = toDate(?) - 1 AND rank <= 10)
+GROUP BY item
+ORDER BY entered_at, best_rank, item`
