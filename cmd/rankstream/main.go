@@ -24,7 +24,7 @@ var commands = []command{
 	{"serve", "serve the query API and pages from Redis", runServe},
 	{"topics", "create or verify the Kafka topics", runTopics},
 	{"migrate", "create the ClickHouse schema (idempotent)", runMigrate},
-	{"produce", "generate load into Kafka (produce steps)", runProduce},
+	{"produce", "generate load into Kafka (produce steps|search), or replay a search file", runProduce},
 }
 
 func main() {

@@ -15,6 +15,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 	lf.register(fs)
 	redisAddr := fs.String("redis", "127.0.0.1:6379", "Redis: host:port, redis://host:port/db, or comma-separated Redis Cluster seeds")
 	httpAddr := fs.String("http", "127.0.0.1:8080", "listen address")
+	hotTTL := fs.Duration("hot-cache-ttl", query.DefaultHotCacheTTL, "how long GET /v1/hot/search serves the snapshot it read from Redis before reading again; 0 reads it for every request")
 	log, err := lf.parse(fs, args, stderr)
 	if err != nil {
 		return exitCode(err, stderr)
@@ -25,5 +26,5 @@ func runServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 	}
 	defer rdb.Close()
 	log.Info("serving", "http", *httpAddr, "redis", *redisAddr)
-	return exitCode(serveHTTP(ctx, *httpAddr, query.New(rdb, log), log, nil), stderr)
+	return exitCode(serveHTTP(ctx, *httpAddr, query.New(rdb, log, query.WithHotCacheTTL(*hotTTL)), log, nil), stderr)
 }

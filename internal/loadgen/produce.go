@@ -14,7 +14,7 @@ import (
 // ProduceConfig says how much to send and how fast.
 type ProduceConfig struct {
 	Topic string
-	// Count stops after this many records; 0 runs until ctx ends.
+	// Count stops after this many records; 0 runs until ctx ends or the source runs out.
 	Count int
 	// Rate is records per second; 0 sends as fast as the client takes them.
 	Rate float64
@@ -33,7 +33,9 @@ type Stats struct {
 }
 
 // Produce sends what next generates for each simulated instant into cl asynchronously, at the
-// configured rate, logging progress, and waits until every record is acknowledged.
+// configured rate, logging progress, and waits until every record is acknowledged. It stops
+// after Count records, when ctx ends, or when next returns no record (the end of a finite
+// source such as a Replay).
 func Produce(ctx context.Context, cl *kgo.Client, cfg ProduceConfig, next func(now time.Time) []Record, log *slog.Logger) (Stats, error) {
 	if cfg.Speed <= 0 {
 		cfg.Speed = 1
@@ -87,7 +89,11 @@ func Produce(ctx context.Context, cl *kgo.Client, cfg ProduceConfig, next func(n
 				continue
 			}
 		}
-		for _, r := range next(sim(time.Now())) {
+		recs := next(sim(time.Now()))
+		if len(recs) == 0 {
+			break
+		}
+		for _, r := range recs {
 			cl.Produce(ctx, &kgo.Record{Topic: cfg.Topic, Key: []byte(r.Key), Value: r.Value, Timestamp: r.Time}, done)
 			produced++
 		}

@@ -39,6 +39,9 @@ var (
 	HTTPRequests = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "rankstream_http_requests_total", Help: "HTTP requests by route and status code.",
 	}, []string{"route", "code"})
+	QueryCache = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "rankstream_query_cache_requests_total", Help: "Requests of the query service's local caches, by cache and result: hit (answered without a Redis read of its own) or miss (read Redis).",
+	}, []string{"cache", "result"})
 	HTTPSeconds = promauto.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "rankstream_http_request_seconds", Help: "HTTP request latency by route.",
 		Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),

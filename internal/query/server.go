@@ -1,7 +1,8 @@
 // Package query is the read path: HTTP endpoints that answer from Redis only (never Kafka or
 // ClickHouse), plus health and metrics endpoints.
 //
-// It imports go-redis, internal/rank and internal/obs; never goka, Kafka or processors.
+// It imports go-redis, topics, internal/rank and internal/obs; never goka, Kafka, processors
+// or sinks.
 package query
 
 import (
@@ -30,14 +31,22 @@ type Server struct {
 	log *slog.Logger
 	now func() time.Time
 	mux *http.ServeMux
+	hot *hotCache
 }
 
+// Option configures a Server.
+type Option func(*Server)
+
 // New returns a server reading from rdb.
-func New(rdb goredis.UniversalClient, log *slog.Logger) *Server {
-	s := &Server{rdb: rdb, log: log, now: time.Now}
+func New(rdb goredis.UniversalClient, log *slog.Logger, opts ...Option) *Server {
+	s := &Server{rdb: rdb, log: log, now: time.Now, hot: &hotCache{ttl: DefaultHotCacheTTL}}
+	for _, o := range opts {
+		o(s)
+	}
 	s.mux = obs.Mux(func(ctx context.Context) error { return rdb.Ping(ctx).Err() })
 	s.route("GET /v1/boards/steps", s.stepsBoard)
 	s.route("GET /v1/boards/steps/members/{member}", s.stepsMember)
+	s.route("GET /v1/hot/search", s.hotSearch)
 	return s
 }
 

@@ -25,3 +25,12 @@ type StepUpdate struct {
 	// PrevRegion is the region the user left on this day, if the update moved them.
 	PrevRegion string
 }
+
+// HotKey is the String holding the JSON of a Top-K stream's latest snapshot, e.g.
+// hot:search:latest. Stream names hold no ':', braces or spaces (topics checks them).
+func HotKey(stream string) string { return "hot:" + stream + ":latest" }
+
+// HotZSetKey is the ZSET mirror of HotKey (item → count), for clients that prefer ZREVRANGE.
+// Its hash tag is HotKey, so in a Redis Cluster both keys live in one slot and a script can
+// replace them together.
+func HotZSetKey(stream string) string { return "{" + HotKey(stream) + "}:z" }

@@ -39,14 +39,14 @@ func newE2E(t testing.TB, brokers []string) *e2e {
 	prefix := testenv.UniqueName(t, "steps") + "."
 	addr, db := testenv.RedisAddr(t)
 	e := &e2e{
-		t:        t,
-		kc:       kafkaconf.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}},
-		rdb:      goredis.NewClient(&goredis.Options{Addr: addr, DB: db}),
+		t:         t,
+		kc:        kafkaconf.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}},
+		rdb:       goredis.NewClient(&goredis.Options{Addr: addr, DB: db}),
 		redisURL:  fmt.Sprintf("redis://%s/%d", addr, db),
 		redisAddr: addr,
 		redisDB:   db,
-		bin:      testenv.Rankstream(t),
-		prefix:   prefix,
+		bin:       testenv.Rankstream(t),
+		prefix:    prefix,
 	}
 	t.Cleanup(func() { e.rdb.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -1,0 +1,89 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/rankstream/rankstream/internal/obs"
+	"github.com/rankstream/rankstream/internal/rank"
+	"github.com/rankstream/rankstream/topics"
+)
+
+// ErrInvalidSnapshot is wrapped by Write's errors for a snapshot that fails
+// topics.TopKSnapshot.Validate: retrying it cannot help.
+var ErrInvalidSnapshot = errors.New("redis hot sink: invalid snapshot")
+
+// publishHot replaces a stream's latest snapshot, KEYS[1] (String, the snapshot's JSON) and
+// its mirror KEYS[2] (ZSET item → count), together, unless Redis holds a snapshot of a later
+// window, or of the same window with a version at least as new. ARGV[1] is the JSON, ARGV[2]
+// its window_end as written in it (topics.SnapshotTimeFormat, whose text order is the time
+// order), ARGV[3] its version, ARGV[4...] count/item pairs. A stored value that is not such
+// JSON is replaced. Returns 1 when it replaced, 0 when it left everything as it was.
+var publishHot = goredis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  local ok, old = pcall(cjson.decode, cur)
+  if ok and type(old) == 'table' and type(old.window_end) == 'string' then
+    if old.window_end > ARGV[2] then return 0 end
+    if old.window_end == ARGV[2] and (tonumber(old.version) or -1) >= tonumber(ARGV[3]) then return 0 end
+  end
+end
+redis.call('SET', KEYS[1], ARGV[1])
+redis.call('DEL', KEYS[2])
+for i = 4, #ARGV, 512 do
+  redis.call('ZADD', KEYS[2], unpack(ARGV, i, math.min(i + 511, #ARGV)))
+end
+return 1`)
+
+// HotWriter publishes Top-K snapshots to Redis: rank.HotKey(stream) gets the snapshot's JSON
+// (topics.TopKSnapshot) and rank.HotZSetKey(stream) its items with their counts as scores, both
+// replaced by one script so a reader never sees one without the other. Snapshots never go back
+// in time: one of an earlier window than the stored one is ignored, and so is one of the same
+// window unless its version is newer (a recomputation). Writing a snapshot again changes
+// nothing, so retries and replays are harmless. Neither key expires.
+//
+// On a ZSET, ZREVRANGE orders equal counts by item descending, while the JSON orders them by
+// item ascending; the error bounds are only in the JSON.
+type HotWriter struct {
+	rdb goredis.UniversalClient
+}
+
+// NewHotWriter returns a writer on rdb (a single server or a Redis Cluster).
+func NewHotWriter(rdb goredis.UniversalClient) *HotWriter { return &HotWriter{rdb: rdb} }
+
+// Write publishes snap under its stream (topics.SearchStream when snap.Stream is empty) and
+// reports whether it replaced what Redis held; false means Redis already holds this snapshot,
+// a newer version of its window or a later window, which is not an error. Write does not
+// retry: the caller retries a failed write (with backoff), except one failing with
+// ErrInvalidSnapshot.
+func (w *HotWriter) Write(ctx context.Context, snap topics.TopKSnapshot) (bool, error) {
+	if snap.Stream == "" {
+		snap.Stream = topics.SearchStream
+	}
+	if err := snap.Validate(); err != nil {
+		return false, fmt.Errorf("%w: %w", ErrInvalidSnapshot, err)
+	}
+	body, err := snap.MarshalJSON()
+	if err != nil {
+		return false, fmt.Errorf("redis hot sink: %w", err)
+	}
+	args := make([]any, 0, 3+2*len(snap.Items))
+	args = append(args, body, topics.FormatSnapshotTime(snap.WindowEnd), snap.Version)
+	for _, it := range snap.Items {
+		args = append(args, strconv.FormatUint(it.Count, 10), it.Item)
+	}
+	keys := []string{rank.HotKey(snap.Stream), rank.HotZSetKey(snap.Stream)}
+	start := time.Now()
+	replaced, err := publishHot.Run(ctx, w.rdb, keys, args...).Int()
+	if err != nil {
+		obs.SinkWriteErrors.WithLabelValues("redis-hot").Inc()
+		return false, fmt.Errorf("redis hot sink: publish %s window ending %s: %w", keys[0], args[1], err)
+	}
+	obs.SinkWriteSeconds.WithLabelValues("redis-hot").Observe(time.Since(start).Seconds())
+	return replaced == 1, nil
+}

@@ -1,0 +1,287 @@
+package redis_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/rankstream/rankstream/internal/embedded"
+	"github.com/rankstream/rankstream/internal/rank"
+	"github.com/rankstream/rankstream/internal/testenv"
+	rsredis "github.com/rankstream/rankstream/sinks/redis"
+	"github.com/rankstream/rankstream/topics"
+)
+
+var hotBase = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+// snap returns a one-hour window ending n slides of 5 s after hotBase, with the given version
+// and items whose counts fall from 100 by 10.
+func snap(n int, version int64, items ...string) topics.TopKSnapshot {
+	end := hotBase.Add(time.Duration(n) * 5 * time.Second)
+	s := topics.TopKSnapshot{
+		Stream: topics.SearchStream, WindowStart: end.Add(-time.Hour), WindowEnd: end,
+		GeneratedAt: time.UnixMilli(version), Version: version,
+	}
+	for i, it := range items {
+		s.Items = append(s.Items, topics.TopKItem{Item: it, Count: uint64(100 - 10*i), Error: uint64(i)})
+	}
+	return s
+}
+
+// eachRedis runs f on the real redis-server and on miniredis, which `rankstream dev` embeds.
+func eachRedis(t *testing.T, f func(t *testing.T, rdb goredis.UniversalClient)) {
+	t.Run("redis-server", func(t *testing.T) { f(t, testenv.Redis(t)) })
+	t.Run("miniredis", func(t *testing.T) {
+		mr, err := embedded.Redis("127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(mr.Close)
+		rdb := goredis.NewClient(&goredis.Options{Addr: mr.Addr()})
+		t.Cleanup(func() { rdb.Close() })
+		f(t, rdb)
+	})
+}
+
+// stored reads both keys of a stream: the JSON snapshot and the ZSET as "item=count" strings,
+// highest first.
+func stored(t *testing.T, rdb goredis.UniversalClient, stream string) (topics.TopKSnapshot, []string) {
+	t.Helper()
+	ctx := context.Background()
+	var s topics.TopKSnapshot
+	b, err := rdb.Get(ctx, rank.HotKey(stream)).Bytes()
+	if err != nil {
+		t.Fatalf("GET %s: %v", rank.HotKey(stream), err)
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatalf("stored JSON %s: %v", b, err)
+	}
+	zs, err := rdb.ZRevRangeWithScores(ctx, rank.HotZSetKey(stream), 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var z []string
+	for _, e := range zs {
+		z = append(z, fmt.Sprintf("%s=%g", e.Member, e.Score))
+	}
+	return s, z
+}
+
+func TestHotWriterNeverGoesBack(t *testing.T) {
+	eachRedis(t, func(t *testing.T, rdb goredis.UniversalClient) {
+		w := rsredis.NewHotWriter(rdb)
+		ctx := context.Background()
+		steps := []struct {
+			name     string
+			snap     topics.TopKSnapshot
+			replaced bool
+			want     []string // ZSET after the step
+			version  int64    // stored version after the step
+		}{
+			{"first snapshot", snap(10, 1000, "a", "b", "c"), true, []string{"a=100", "b=90", "c=80"}, 1000},
+			{"retry of the same snapshot", snap(10, 1000, "a", "b", "c"), false, []string{"a=100", "b=90", "c=80"}, 1000},
+			{"earlier window", snap(9, 5000, "x"), false, []string{"a=100", "b=90", "c=80"}, 1000},
+			{"same window, older version", snap(10, 999, "y"), false, []string{"a=100", "b=90", "c=80"}, 1000},
+			{"same window, newer version: a recomputation", snap(10, 2000, "c", "d"), true, []string{"c=100", "d=90"}, 2000},
+			{"later window with a lower version", snap(11, 1500, "e", "c", "a"), true, []string{"e=100", "c=90", "a=80"}, 1500},
+			{"later window without items", snap(12, 1600), true, nil, 1600},
+			{"then an earlier one again", snap(11, 9000, "z"), false, nil, 1600},
+		}
+		for _, st := range steps {
+			replaced, err := w.Write(ctx, st.snap)
+			if err != nil {
+				t.Fatalf("%s: %v", st.name, err)
+			}
+			if replaced != st.replaced {
+				t.Fatalf("%s: replaced = %v, want %v", st.name, replaced, st.replaced)
+			}
+			s, z := stored(t, rdb, topics.SearchStream)
+			if strings.Join(z, " ") != strings.Join(st.want, " ") || s.Version != st.version {
+				t.Fatalf("%s: stored version %d, ZSET %v; want version %d, ZSET %v", st.name, s.Version, z, st.version, st.want)
+			}
+			if len(s.Items) != len(st.want) {
+				t.Fatalf("%s: JSON has %d items, ZSET %d", st.name, len(s.Items), len(st.want))
+			}
+		}
+	})
+}
+
+func TestHotWriterStoresTheContractJSON(t *testing.T) {
+	rdb := testenv.Redis(t)
+	w := rsredis.NewHotWriter(rdb)
+	s := snap(0, 1796040007013, "weather", "snow storm")
+	s.Stream = "" // the default stream
+	s.Missing = []int32{5}
+	if ok, err := w.Write(context.Background(), s); err != nil || !ok {
+		t.Fatalf("Write = %v, %v", ok, err)
+	}
+	got := rdb.Get(context.Background(), "hot:search:latest").Val()
+	want := `{"stream":"search","window_start":"2026-11-30T11:00:00.000Z","window_end":"2026-11-30T12:00:00.000Z",` +
+		`"generated_at":"2026-11-30T12:00:07.013Z","version":1796040007013,` +
+		`"items":[{"item":"weather","count":100,"error":0},{"item":"snow storm","count":90,"error":1}],"missing_partitions":[5]}`
+	if got != want {
+		t.Fatalf("hot:search:latest =\n%s\nwant\n%s", got, want)
+	}
+	if z := rdb.ZRevRange(context.Background(), "{hot:search:latest}:z", 0, -1).Val(); strings.Join(z, ",") != "weather,snow storm" {
+		t.Fatalf("ZSET mirror %v", z)
+	}
+}
+
+func TestHotWriterStreamsAreSeparate(t *testing.T) {
+	rdb := testenv.Redis(t)
+	w := rsredis.NewHotWriter(rdb)
+	ctx := context.Background()
+	trends := snap(1, 1, "t")
+	trends.Stream = "trends"
+	for _, s := range []topics.TopKSnapshot{snap(5, 1, "s"), trends} {
+		if ok, err := w.Write(ctx, s); err != nil || !ok {
+			t.Fatalf("Write %s = %v, %v", s.Stream, ok, err)
+		}
+	}
+	// The trends snapshot is of an earlier window, yet it is stored: streams do not compete.
+	if _, z := stored(t, rdb, "trends"); strings.Join(z, " ") != "t=100" {
+		t.Fatalf("hot:trends ZSET %v", z)
+	}
+	if _, z := stored(t, rdb, "search"); strings.Join(z, " ") != "s=100" {
+		t.Fatalf("hot:search ZSET %v", z)
+	}
+}
+
+func TestHotWriterReplacesGarbage(t *testing.T) {
+	rdb := testenv.Redis(t)
+	ctx := context.Background()
+	rdb.Set(ctx, rank.HotKey("search"), "not json", 0)
+	rdb.ZAdd(ctx, rank.HotZSetKey("search"), goredis.Z{Score: 1, Member: "stale"})
+	if ok, err := rsredis.NewHotWriter(rdb).Write(ctx, snap(0, 1, "a")); err != nil || !ok {
+		t.Fatalf("Write over garbage = %v, %v", ok, err)
+	}
+	if _, z := stored(t, rdb, "search"); strings.Join(z, " ") != "a=100" {
+		t.Fatalf("ZSET %v", z)
+	}
+}
+
+func TestHotWriterRejectsInvalidSnapshots(t *testing.T) {
+	rdb := testenv.Redis(t)
+	w := rsredis.NewHotWriter(rdb)
+	// topics tests Validate case by case; here: the sink refuses what it rejects.
+	bad := map[string]func(*topics.TopKSnapshot){
+		"stream with a brace":     func(s *topics.TopKSnapshot) { s.Stream = "a}b" },
+		"version over 2^53":       func(s *topics.TopKSnapshot) { s.Version = 1 << 53 },
+		"item twice":              func(s *topics.TopKSnapshot) { s.Items[1].Item = "a" },
+		"not by count descending": func(s *topics.TopKSnapshot) { s.Items[1].Count = 101 },
+	}
+	for name, mutate := range bad {
+		s := snap(0, 1, "a", "b")
+		mutate(&s)
+		if _, err := w.Write(context.Background(), s); !errors.Is(err, rsredis.ErrInvalidSnapshot) {
+			t.Errorf("%s: err = %v, want ErrInvalidSnapshot", name, err)
+		}
+	}
+	if n := rdb.DBSize(context.Background()).Val(); n != 0 {
+		t.Fatalf("%d keys written by invalid snapshots", n)
+	}
+}
+
+// TestHotWriterConcurrentWritersKeepTheLatest: writers racing with snapshots in any order
+// leave the latest window, with the JSON and the ZSET of the same snapshot.
+func TestHotWriterConcurrentWritersKeepTheLatest(t *testing.T) {
+	rdb := testenv.Redis(t)
+	w := rsredis.NewHotWriter(rdb)
+	const n = 400
+	order := rand.New(rand.NewPCG(1, 2)).Perm(n)
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for _, i := range order {
+		wg.Go(func() {
+			if _, err := w.Write(context.Background(), snap(i, int64(i), fmt.Sprint("item", i))); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	s, z := stored(t, rdb, "search")
+	last := fmt.Sprint("item", n-1)
+	if !s.WindowEnd.Equal(snap(n-1, 0).WindowEnd) || len(s.Items) != 1 || s.Items[0].Item != last || strings.Join(z, " ") != last+"=100" {
+		t.Fatalf("stored window %s items %v ZSET %v, want the last window and %s", s.WindowEnd, s.Items, z, last)
+	}
+}
+
+// crc16 is CRC-16/XMODEM, the checksum of Redis Cluster's key slots.
+func crc16(s string) uint16 {
+	var crc uint16
+	for i := range len(s) {
+		crc ^= uint16(s[i]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return crc
+}
+
+// keySlot is Redis Cluster's slot of a key: the CRC of its hash tag (the text between the first
+// '{' and the first '}' after it, if not empty) or of the whole key, modulo 16384.
+func keySlot(key string) int {
+	if i := strings.IndexByte(key, '{'); i >= 0 {
+		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
+			key = key[i+1 : i+1+j]
+		}
+	}
+	return int(crc16(key) % 16384)
+}
+
+// TestHotKeysShareASlot: the script touches both keys, which a Redis Cluster allows only if
+// they hash to one slot. The expected slots were read from a cluster-enabled redis-server 7.0
+// (CLUSTER KEYSLOT); go-redis does not export its slot function.
+func TestHotKeysShareASlot(t *testing.T) {
+	if got := crc16("123456789"); got != 0x31c3 {
+		t.Fatalf("crc16 check value %#x, want 0x31c3", got)
+	}
+	for key, want := range map[string]int{
+		"foo": 12182, "123456789": 12739,
+		"hot:search:latest": 8241, "{hot:search:latest}:z": 8241,
+		"hot:trends:latest": 11581, "{hot:trends:latest}:z": 11581,
+	} {
+		if got := keySlot(key); got != want {
+			t.Errorf("slot of %q = %d, CLUSTER KEYSLOT says %d", key, got, want)
+		}
+	}
+	for _, stream := range []string{"search", "trends", "a.b-c_1"} {
+		if a, b := keySlot(rank.HotKey(stream)), keySlot(rank.HotZSetKey(stream)); a != b {
+			t.Errorf("stream %s: %s in slot %d, %s in slot %d", stream, rank.HotKey(stream), a, rank.HotZSetKey(stream), b)
+		}
+	}
+}
+
+// TestHotWriterLargeSnapshot: the script adds a ZSET's members in chunks; a snapshot of
+// thousands of items arrives whole.
+func TestHotWriterLargeSnapshot(t *testing.T) {
+	rdb := testenv.Redis(t)
+	s := snap(0, 1)
+	const n = 3000
+	for i := range n {
+		s.Items = append(s.Items, topics.TopKItem{Item: fmt.Sprintf("q%04d", i), Count: uint64(n - i)})
+	}
+	if ok, err := rsredis.NewHotWriter(rdb).Write(context.Background(), s); err != nil || !ok {
+		t.Fatalf("Write = %v, %v", ok, err)
+	}
+	got, z := stored(t, rdb, "search")
+	if len(got.Items) != n || len(z) != n || z[0] != fmt.Sprintf("q0000=%d", n) || z[n-1] != fmt.Sprintf("q%04d=1", n-1) {
+		t.Fatalf("stored %d items, ZSET %d members from %s to %s", len(got.Items), len(z), z[0], z[len(z)-1])
+	}
+}

@@ -1,0 +1,177 @@
+package topics
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// SearchStream is the name of the hot-search Top-K stream: its snapshots live in Redis under
+// hot:search:latest and in ClickHouse's topk_history with stream = 'search'.
+const SearchStream = "search"
+
+// SnapshotTimeFormat is how a snapshot's times are written: RFC 3339 in UTC with exactly three
+// fractional digits, e.g. "2026-11-30T12:00:05.000Z". The fixed width makes the text order the
+// time order (for years 0000-9999), which the Redis sink relies on.
+const SnapshotTimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+// maxExactFloat is 2^53: counts and versions below it survive a float64 (a Redis ZSET score,
+// a Lua number) exactly.
+const maxExactFloat = 1 << 53
+
+// TopKItem is one item of a Top-K snapshot: its true count in the window lies in
+// [Count - Error, Count].
+type TopKItem struct {
+	Item  string `json:"item"`
+	Count uint64 `json:"count"`
+	Error uint64 `json:"error"`
+}
+
+// TopKSnapshot is the Top-K of one sliding window of a stream, as the hot processors publish
+// it to Redis (hot:{stream}:latest) and the query service serves it (contract):
+//
+//	{"stream":"search","window_start":"2026-11-30T11:00:05.000Z","window_end":"2026-11-30T12:00:05.000Z",
+//	 "generated_at":"2026-11-30T12:00:07.013Z","version":1796040007013,
+//	 "items":[{"item":"weather","count":1200,"error":3}],"missing_partitions":[5]}
+//
+// Times are written in SnapshotTimeFormat (UTC, milliseconds; finer digits are dropped) and
+// read in any RFC 3339 form. "items" is always present, possibly empty; "missing_partitions"
+// only when partitions were missing.
+type TopKSnapshot struct {
+	// Stream names the Top-K stream, e.g. SearchStream.
+	Stream string
+	// WindowStart and WindowEnd bound the window [WindowStart, WindowEnd) in event time.
+	WindowStart, WindowEnd time.Time
+	// GeneratedAt is the wall-clock time at which the snapshot was computed.
+	GeneratedAt time.Time
+	// Version orders snapshots of the same window: GeneratedAt in Unix milliseconds, the same
+	// number as topk_history.version of the snapshot's rows in ClickHouse, so a recomputation
+	// of a window (a replay, a merge that completes late) replaces what was published before.
+	// Across windows WindowEnd decides: a snapshot of a later window wins whatever its version.
+	// It must be in [0, 2^53).
+	Version int64
+	// Items are the Top-K items by count descending (item ascending on ties).
+	Items []TopKItem
+	// Missing lists, ascending, the partitions whose partial Top-K had not arrived when the
+	// merge's wait ran out; nil when every partition reported.
+	Missing []int32
+}
+
+// topKWire is the JSON form of TopKSnapshot.
+type topKWire struct {
+	Stream      string     `json:"stream"`
+	WindowStart string     `json:"window_start"`
+	WindowEnd   string     `json:"window_end"`
+	GeneratedAt string     `json:"generated_at"`
+	Version     int64      `json:"version"`
+	Items       []TopKItem `json:"items"`
+	Missing     []int32    `json:"missing_partitions,omitempty"`
+}
+
+// MarshalJSON writes the contract's JSON form.
+func (s TopKSnapshot) MarshalJSON() ([]byte, error) {
+	w := topKWire{
+		Stream:      s.Stream,
+		WindowStart: FormatSnapshotTime(s.WindowStart),
+		WindowEnd:   FormatSnapshotTime(s.WindowEnd),
+		GeneratedAt: FormatSnapshotTime(s.GeneratedAt),
+		Version:     s.Version,
+		Items:       s.Items,
+		Missing:     s.Missing,
+	}
+	if w.Items == nil {
+		w.Items = []TopKItem{}
+	}
+	b, err := json.Marshal(w)
+	if err != nil {
+		return nil, fmt.Errorf("topk snapshot: encode: %w", err)
+	}
+	return b, nil
+}
+
+// UnmarshalJSON reads the contract's JSON form; times may be any RFC 3339 text.
+func (s *TopKSnapshot) UnmarshalJSON(b []byte) error {
+	var w topKWire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return fmt.Errorf("topk snapshot: decode: %w", err)
+	}
+	var v TopKSnapshot
+	for _, f := range []struct {
+		name string
+		text string
+		dst  *time.Time
+	}{
+		{"window_start", w.WindowStart, &v.WindowStart},
+		{"window_end", w.WindowEnd, &v.WindowEnd},
+		{"generated_at", w.GeneratedAt, &v.GeneratedAt},
+	} {
+		t, err := time.Parse(time.RFC3339Nano, f.text)
+		if err != nil {
+			return fmt.Errorf("topk snapshot: %s: %w", f.name, err)
+		}
+		*f.dst = t.UTC()
+	}
+	v.Stream, v.Version, v.Items, v.Missing = w.Stream, w.Version, w.Items, w.Missing
+	*s = v
+	return nil
+}
+
+// FormatSnapshotTime writes t in SnapshotTimeFormat.
+func FormatSnapshotTime(t time.Time) string { return t.UTC().Format(SnapshotTimeFormat) }
+
+// Validate checks what the Redis sink and the readers rely on: a stream name usable in a Redis
+// key, a window that ends after it starts, times between the years 1970 and 9999, a version
+// and counts below 2^53, items that are distinct, non-empty, by count descending, with an
+// error no larger than their count.
+func (s *TopKSnapshot) Validate() error {
+	if err := checkStreamName(s.Stream); err != nil {
+		return err
+	}
+	for _, t := range []struct {
+		name string
+		t    time.Time
+	}{{"window_start", s.WindowStart}, {"window_end", s.WindowEnd}, {"generated_at", s.GeneratedAt}} {
+		if y := t.t.UTC().Year(); y < 1970 || y > 9999 {
+			return fmt.Errorf("topk snapshot: %s %s is outside the years 1970 to 9999", t.name, t.t.Format(time.RFC3339Nano))
+		}
+	}
+	if !s.WindowEnd.After(s.WindowStart) {
+		return fmt.Errorf("topk snapshot: window end %s is not after its start %s",
+			FormatSnapshotTime(s.WindowEnd), FormatSnapshotTime(s.WindowStart))
+	}
+	if s.Version < 0 || s.Version >= maxExactFloat {
+		return fmt.Errorf("topk snapshot: version %d is outside [0, 2^53)", s.Version)
+	}
+	seen := make(map[string]struct{}, len(s.Items))
+	for i, it := range s.Items {
+		switch _, dup := seen[it.Item]; {
+		case it.Item == "":
+			return fmt.Errorf("topk snapshot: item %d is empty", i)
+		case dup:
+			return fmt.Errorf("topk snapshot: item %q is listed twice", it.Item)
+		case it.Count >= maxExactFloat:
+			return fmt.Errorf("topk snapshot: item %q: count %d is not below 2^53", it.Item, it.Count)
+		case it.Error > it.Count:
+			return fmt.Errorf("topk snapshot: item %q: error %d is larger than its count %d", it.Item, it.Error, it.Count)
+		case i > 0 && it.Count > s.Items[i-1].Count:
+			return fmt.Errorf("topk snapshot: items not by count descending: %q (%d) after %q (%d)",
+				it.Item, it.Count, s.Items[i-1].Item, s.Items[i-1].Count)
+		}
+		seen[it.Item] = struct{}{}
+	}
+	return nil
+}
+
+// checkStreamName accepts names that can sit inside a Redis key and a Redis Cluster hash tag
+// unescaped: 1 to 64 characters of a-z, 0-9, '_', '-' and '.' (no ':', braces or spaces).
+func checkStreamName(name string) error {
+	ok := name != "" && len(name) <= 64
+	for i := 0; ok && i < len(name); i++ {
+		c := name[i]
+		ok = 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.'
+	}
+	if !ok {
+		return fmt.Errorf("topk snapshot: stream %q: want 1 to 64 characters of a-z, 0-9, '_', '-' and '.'", name)
+	}
+	return nil
+}
