@@ -14,6 +14,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/lovoo/goka"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rankstream/rankstream/internal/obs"
 	"github.com/rankstream/rankstream/internal/rank"
 	"github.com/rankstream/rankstream/processors"
@@ -42,12 +43,18 @@ type Config struct {
 
 type processor struct {
 	Config
-	dlq goka.Stream
+	dlq      goka.Stream
+	in       prometheus.Counter
+	outcomes [3]prometheus.Counter // by Outcome
 }
 
 // Graph returns the processor's group graph.
 func Graph(cfg Config) *goka.GroupGraph {
-	p := &processor{Config: cfg, dlq: cfg.Names.Stream(topics.DLQ)}
+	topic := string(topics.StepsReported)
+	p := &processor{Config: cfg, dlq: cfg.Names.Stream(topics.DLQ), in: obs.EventsIn.WithLabelValues(topic)}
+	for _, o := range []Outcome{Improved, Duplicate, Stale} {
+		p.outcomes[o] = obs.EventsOutcome.WithLabelValues(topic, o.String())
+	}
 	return goka.DefineGroup(cfg.Names.Group(Group),
 		goka.Input(cfg.Names.Stream(topics.StepsReported), topics.Raw{}, p.process),
 		goka.Persist(topics.Binary[State, *State]{}),
@@ -71,7 +78,7 @@ func Run(ctx context.Context, cfg Config, brokers []string, opts ...goka.Process
 }
 
 func (p *processor) process(ctx goka.Context, msg any) {
-	obs.EventsIn.WithLabelValues(string(topics.StepsReported)).Inc()
+	p.in.Inc()
 	done := ctx.DeferCommit()
 	value, _ := msg.([]byte)
 	r, loc, err := topics.DecodeStepReport(ctx.Key(), value, ctx.Timestamp(), p.Rules)
@@ -89,7 +96,7 @@ func (p *processor) process(ctx goka.Context, msg any) {
 		TSMs:        r.TS.Millis(),
 		Region:      r.Region,
 	}, oldest)
-	obs.EventsOutcome.WithLabelValues(string(topics.StepsReported), out.String()).Inc()
+	p.outcomes[out].Inc()
 	if out == Improved {
 		ctx.SetValue(s)
 	}

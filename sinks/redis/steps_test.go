@@ -39,7 +39,7 @@ func (a *acks) count() int {
 	return len(a.got)
 }
 
-func runWriter(t *testing.T, rdb goredis.UniversalClient, opts rsredis.StepsOptions) *rsredis.StepsWriter {
+func runWriter(t testing.TB, rdb goredis.UniversalClient, opts rsredis.StepsOptions) *rsredis.StepsWriter {
 	t.Helper()
 	opts.Logger = quiet
 	w := rsredis.NewStepsWriter(rdb, opts)

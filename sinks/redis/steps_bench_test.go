@@ -1,0 +1,39 @@
+package redis_test
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/rankstream/rankstream/internal/rank"
+	"github.com/rankstream/rankstream/internal/testenv"
+	rsredis "github.com/rankstream/rankstream/sinks/redis"
+)
+
+// BenchmarkStepsWriter measures updates per second through Submit and pipelined flushes to
+// the real redis-server: 200k users in 5 regions, each update acknowledged.
+func BenchmarkStepsWriter(b *testing.B) {
+	rdb := testenv.Redis(b)
+	w := runWriter(b, rdb, rsredis.StepsOptions{Interval: 100 * time.Millisecond})
+
+	day := rank.Day(20261130)
+	base := day.FirstInstant().UnixMilli() + 3600_000
+	users := make([]string, 200_000)
+	for i := range users {
+		users[i] = "user" + strconv.Itoa(i)
+	}
+	regions := []string{"a", "b", "c", "d", "e"}
+	acked := make(chan struct{}, 1024)
+	ack := func(error) { acked <- struct{}{} }
+	b.ReportAllocs()
+	b.ResetTimer()
+	go func() {
+		for i := range b.N {
+			w.Submit(&rank.StepUpdate{User: users[i%len(users)], Day: day, Steps: int64(i), ReachedMs: base + int64(i%1000), Region: regions[i%5]}, ack)
+		}
+	}()
+	for range b.N {
+		<-acked
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "updates/s")
+}
