@@ -25,6 +25,7 @@ var commands = []command{
 	{"topics", "create or verify the Kafka topics", runTopics},
 	{"migrate", "create the ClickHouse schema (idempotent)", runMigrate},
 	{"produce", "generate load into Kafka (produce steps|search), or replay a search file", runProduce},
+	{"topk", "the hot-search engine offline: sliding-window Top-K of \"<time>\\t<item>\" lines", runTopk},
 }
 
 func main() {

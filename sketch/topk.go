@@ -1,0 +1,109 @@
+package sketch
+
+import (
+	"cmp"
+	"slices"
+)
+
+// Item is an item with its estimated count in a window: the true count lies
+// in [Count − Error, Count] (see the package documentation for when).
+type Item struct {
+	Item  string
+	Count uint64
+	Error uint64
+}
+
+// TopK returns the K items with the largest counts in the window, by count
+// descending then item ascending. Items whose count may be zero are left
+// out.
+func (w *Window) TopK() []Item { return w.AppendTopK(nil) }
+
+// AppendTopK appends TopK's items to dst and returns the extended slice.
+// It allocates only when dst lacks room for the candidates.
+func (w *Window) AppendTopK(dst []Item) []Item {
+	w.lazyInit()
+	n0 := len(dst)
+	for _, e := range w.heap {
+		if it := w.bounds(e.c); it.Count > 0 {
+			dst = append(dst, it)
+		}
+	}
+	slices.SortFunc(dst[n0:], compareItems)
+	return dst[:min(len(dst), n0+w.cfg.k)]
+}
+
+// compareItems orders items by count descending, then by item ascending,
+// then by error ascending.
+func compareItems(a, b Item) int {
+	if c := cmp.Compare(b.Count, a.Count); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Item, b.Item); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Error, b.Error)
+}
+
+// bounds computes candidate c's count and error in the window: the exact
+// count since admission in the window's slots is the lower bound; the bound
+// on earlier events (at most the sketch's estimate, which holds them) makes
+// the upper bound.
+func (w *Window) bounds(c int32) Item {
+	cd := &w.cands[c]
+	var ahead uint64
+	p := int(floorMod(w.end, int64(w.rslots)))
+	for range w.rslots - w.nslots {
+		ahead += uint64(w.ring[p*w.cfg.candidates+int(c)])
+		if p++; p == w.rslots {
+			p = 0
+		}
+	}
+	post := cd.total - ahead
+	return Item{Item: cd.item, Count: post + cd.pre, Error: cd.pre}
+}
+
+// Count returns the window's count of item with its error, as TopK would
+// report it; an item that is not a candidate gets the sketch's estimate with
+// an error of the same size.
+func (w *Window) Count(item string) Item {
+	w.lazyInit()
+	h := Hash(item)
+	if c := w.lookup(h, item); c >= 0 {
+		return w.bounds(c)
+	}
+	est := w.estimate(h)
+	return Item{Item: item, Count: est, Error: est}
+}
+
+// MergeTopK merges Top-K lists whose item sets are disjoint, such as those
+// of partitions keyed by item, into the k largest items by count descending
+// then item ascending. The result is the same whatever the order of the
+// lists. An item found in several lists keeps its largest count only, which
+// is exact for disjoint lists and conservative otherwise.
+func MergeTopK(k int, lists ...[]Item) []Item {
+	if k <= 0 {
+		return nil
+	}
+	n := 0
+	for _, l := range lists {
+		n += len(l)
+	}
+	all := make([]Item, 0, n)
+	for _, l := range lists {
+		all = append(all, l...)
+	}
+	slices.SortFunc(all, compareItems)
+	out := all[:0]
+	seen := make(map[string]struct{}, min(n, 4*k))
+	for _, it := range all {
+		if len(out) == k {
+			break
+		}
+		if _, dup := seen[it.Item]; dup {
+			continue
+		}
+		seen[it.Item] = struct{}{}
+		out = append(out, it)
+	}
+	return slices.Clip(out)
+}
