@@ -2,8 +2,11 @@ package steps_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/lovoo/goka"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -47,9 +50,47 @@ func BenchmarkSliceThroughput(b *testing.B) {
 	b.StopTimer()
 
 	raw := rawConsumeRate(b, e, topic, n)
+	ceiling := gokaNoopRate(b, e, topic, n)
 	b.ReportMetric(slice, "reports/s")
 	b.ReportMetric(raw, "raw-consume/s")
 	b.ReportMetric(slice/raw, "ratio")
+	b.ReportMetric(ceiling, "goka-noop/s")
+}
+
+// gokaNoopRate is the ceiling goka itself puts on the slice: a processor of the same topic,
+// configured like the real one, whose callback does nothing; timed until it consumed n
+// records, counted from its first record so that group start-up is left out.
+func gokaNoopRate(b *testing.B, e *e2e, topic string, n int) float64 {
+	var count atomic.Int64
+	var first atomic.Int64
+	done := make(chan struct{})
+	g := goka.Group(e.kc.Names.Prefix + "noop")
+	graph := goka.DefineGroup(g, goka.Input(goka.Stream(topic), topics.Raw{}, func(goka.Context, any) {
+		if count.Add(1) == 1 {
+			first.Store(time.Now().UnixNano())
+		}
+		if count.Load() == int64(n) {
+			close(done)
+		}
+	}))
+	proc, err := goka.NewProcessor(e.kc.Brokers, graph, e.kc.ProcessorOptions(g, nopLogger())...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan error, 1)
+	go func() { stopped <- proc.Run(ctx) }()
+	select {
+	case <-done:
+	case err := <-stopped:
+		b.Fatalf("no-op processor stopped: %v", err)
+	case <-time.After(5 * time.Minute):
+		b.Fatalf("no-op processor consumed %d of %d records in 5 minutes", count.Load(), n)
+	}
+	rate := float64(n-1) / time.Since(time.Unix(0, first.Load())).Seconds()
+	cancel()
+	<-stopped
+	return rate
 }
 
 // committed sums the group's committed offsets over all partitions.
