@@ -15,7 +15,7 @@ WITH_SERVERS := deploy/local/with-servers.sh
 # With it, a test whose server is missing fails instead of skipping.
 REQUIRE      := RANKSTREAM_REQUIRE_SERVERS=1
 
-.PHONY: run test bench lint servers-start servers-stop
+.PHONY: run test bench lint fuzz servers-start servers-stop
 
 run:
 	$(GO) run ./cmd/rankstream dev
@@ -23,14 +23,32 @@ run:
 test:
 	$(WITH_SERVERS) env $(REQUIRE) $(GO) test -race -count=1 -timeout 25m $(PKGS)
 
+# Benchmarks: the steps slice on the real broker and redis-server (reports/s, raw franz-go
+# consume rate, ratio, goka no-op ceiling), the sketch against its Go peers on the same
+# streams, and the sinks and decoders. benchstat prints the medians of BENCH_COUNT runs.
+BENCH_COUNT ?= 5
+BENCH_OUT   ?= bench.txt
 bench:
-	$(WITH_SERVERS) env $(REQUIRE) $(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+	$(WITH_SERVERS) env $(REQUIRE) bash -c 'set -o pipefail; { \
+	  $(GO) test -run "^$$" -bench SliceThroughput -benchtime 1x -count $(BENCH_COUNT) ./processors/steps/ && \
+	  $(GO) test -run "^$$" -bench . -benchmem -count $(BENCH_COUNT) ./sketch/ ./sinks/... ./topics/ ; \
+	} | tee $(BENCH_OUT)'
+	$(GO) tool benchstat $(BENCH_OUT)
 
 lint:
 	@files=$$(find . -name '*.go' -not -path './.*' -not -path '*/testdata/*'); \
 	unformatted=$$(gofmt -l $$files); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
+
+# Each fuzz target for a fixed number of executions (a -fuzztime in seconds can end in a
+# spurious "context deadline exceeded" on Go 1.26, golang/go#75804).
+FUZZ_EXECS ?= 500000x
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzUnmarshalBinary$$' -fuzztime $(FUZZ_EXECS) ./sketch/
+	$(GO) test -run '^$$' -fuzz '^FuzzStateUnmarshalBinary$$' -fuzztime $(FUZZ_EXECS) ./processors/steps/
+	$(GO) test -run '^$$' -fuzz '^FuzzStepReportJSONMatchesStdlib$$' -fuzztime $(FUZZ_EXECS) ./topics/
+	$(GO) test -run '^$$' -fuzz '^FuzzNormalize$$' -fuzztime $(FUZZ_EXECS) ./topics/
 
 # For working by hand: start the servers, then `. <(deploy/local/servers.sh env)`.
 servers-start:
