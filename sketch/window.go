@@ -149,13 +149,7 @@ func newWindow(cfg config) *Window {
 func (w *Window) resetState() {
 	w.started = false
 	w.end, w.newest = 0, minSlot
-	clear(w.agg)
-	clear(w.blocks)
-	clear(w.blockEvents)
-	w.liveEvents = 0
-	clear(w.slotEvents)
-	clear(w.ring)
-	w.clearCandidates()
+	w.clearAll()
 	w.stats = Stats{}
 	w.invalidate()
 }

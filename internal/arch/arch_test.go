@@ -24,6 +24,14 @@ var forbidden = map[string][]string{
 	"internal/obs": {module},
 }
 
+// only lists, per package, the only non-standard-library imports its non-test files may use.
+var only = map[string][]string{
+	"sketch":           {},
+	"internal/rank":    {},
+	"sinks/clickhouse": {"github.com/ClickHouse/clickhouse-go/v2", module + "internal/obs"},
+	"internal/testenv": {"github.com/twmb/franz-go", "github.com/redis/go-redis", "github.com/ClickHouse/clickhouse-go/v2"},
+}
+
 func TestImportDirection(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, module+"...").CombinedOutput()
 	if err != nil {
@@ -39,6 +47,9 @@ func TestImportDirection(t *testing.T) {
 			}
 			checked++
 			for _, imp := range fields[1:] {
+				if allow, ok := only[pkg]; ok && !stdlib(imp) && !hasAnyPrefix(imp, allow) {
+					t.Errorf("%s imports %s; it may import only the standard library and %v", pkg, imp, allow)
+				}
 				for _, ban := range bans {
 					if strings.HasPrefix(imp, ban) {
 						t.Errorf("%s imports %s", pkg, imp)
@@ -50,4 +61,18 @@ func TestImportDirection(t *testing.T) {
 	if checked < 6 {
 		t.Fatalf("only %d packages checked: is the module path right?", checked)
 	}
+}
+
+func stdlib(imp string) bool {
+	first, _, _ := strings.Cut(imp, "/")
+	return !strings.Contains(first, ".")
+}
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
 }
