@@ -20,6 +20,8 @@ import (
 //     "STRASSE" and "strasse" are one query, and so are "ΣΊΣΥΦΟΣ" and
 //     "σίσυφος".
 //   - Invalid UTF-8 bytes become U+FFFD.
+//   - Cherokee folds to its capital letters, as Unicode's case folding says
+//     (x/text lower-cases it instead, see foldCherokee).
 //
 // Unicode normalization forms are not applied: a query typed with a
 // combining accent and the same query precomposed stay different, as most
@@ -34,7 +36,30 @@ func Normalize(query string) string {
 	q = strings.Join(strings.FieldsFunc(q, unicode.IsSpace), " ")
 	// A Caser holds state, so each call gets its own; folding never
 	// creates white space, so the result stays collapsed.
-	return cases.Fold().String(q)
+	q = cases.Fold().String(q)
+	if strings.ContainsFunc(q, isCherokeeSmall) {
+		q = strings.Map(foldCherokee, q)
+	}
+	return q
+}
+
+// Cherokee's small letters fold to its capital letters (Unicode's
+// CaseFolding.txt: U+AB70–U+ABBF to U+13A0–U+13EF, U+13F8–U+13FD to
+// U+13F0–U+13F5), but golang.org/x/text/cases.Fold (v0.43.0) lower-cases
+// them, mapping each capital to its small letter and back, which is not
+// idempotent. foldCherokee restores the Unicode folding.
+func foldCherokee(r rune) rune {
+	if isCherokeeSmall(r) {
+		if r >= 0xAB70 {
+			return r - 0xAB70 + 0x13A0
+		}
+		return r - 8
+	}
+	return r
+}
+
+func isCherokeeSmall(r rune) bool {
+	return (0xAB70 <= r && r <= 0xABBF) || (0x13F8 <= r && r <= 0x13FD)
 }
 
 // normalizeASCII normalizes a query made of ASCII bytes only; ok is false if

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/lovoo/goka"
 	"github.com/rankstream/rankstream/topics"
@@ -39,7 +40,8 @@ var ErrTopicMismatch = errors.New("kafka: topic does not match its spec")
 // that exist: partition counts (co-partitioning depends on them) and compaction of tables.
 // With create=false it only verifies.
 func (c Config) EnsureTopics(ctx context.Context, create bool, groups ...goka.Group) ([]TopicResult, error) {
-	cl, err := c.Client()
+	// Fresh metadata on every request: the wait for created topics polls it.
+	cl, err := c.Client(kgo.MetadataMinAge(10 * time.Millisecond))
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +53,9 @@ func (c Config) EnsureTopics(ctx context.Context, create bool, groups ...goka.Gr
 	for i, s := range specs {
 		names[i] = s.Name
 	}
-	details, err := adm.ListTopics(ctx, names...)
+	// All topics, not the named ones: asking for missing topics by name makes the client wait
+	// for them to appear.
+	details, err := adm.ListTopics(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: list topics: %w", err)
 	}
@@ -88,7 +92,58 @@ func (c Config) EnsureTopics(ctx context.Context, create bool, groups ...goka.Gr
 	if len(problems) > 0 {
 		return results, fmt.Errorf("%w: %s", ErrTopicMismatch, strings.Join(problems, "; "))
 	}
-	return results, nil
+	return results, waitVisible(ctx, adm, specs, results)
+}
+
+// waitVisible waits until the topics just created are in the brokers' metadata with all their
+// partitions: creation returns before every broker knows the topic, and a processor or a
+// verification started right after would not find it.
+func waitVisible(ctx context.Context, adm *kadm.Client, specs []topics.Spec, results []TopicResult) error {
+	want := map[string]int{}
+	for i, r := range results {
+		if r.Created {
+			want[r.Name] = specs[i].Partitions
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	return retry(ctx, func() error {
+		details, err := adm.ListTopics(ctx)
+		if err != nil {
+			return err
+		}
+		for n, p := range want {
+			if d, ok := details[n]; !ok || d.Err != nil || len(d.Partitions) != p {
+				return fmt.Errorf("%w: topic %s not yet visible", errNotYet, n)
+			}
+		}
+		return nil
+	})
+}
+
+// errNotYet marks a condition that settles by itself; retry waits for it.
+var errNotYet = errors.New("not yet")
+
+// retry calls fn until it succeeds, fails with an error that is not retriable, or 30 seconds
+// pass. Retriable are Kafka's own retriable errors (a coordinator still loading, say) and
+// errNotYet.
+func retry(ctx context.Context, fn func() error) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	wait := 50 * time.Millisecond
+	for {
+		err := fn()
+		if err == nil || !(errors.Is(err, errNotYet) || kerr.IsRetriable(err)) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("kafka: gave up after 30 s: %w", err)
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, time.Second)
+	}
 }
 
 func verify(s topics.Spec, d kadm.TopicDetail, configs kadm.ResourceConfigs) string {

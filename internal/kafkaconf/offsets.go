@@ -2,11 +2,13 @@ package kafkaconf
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/lovoo/goka"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // ResetOffsets moves a consumer group's committed offsets on topic: to the start of each
@@ -21,7 +23,17 @@ func (c Config) ResetOffsets(ctx context.Context, group goka.Group, topic goka.S
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
 
-	groups, err := adm.DescribeGroups(ctx, string(group))
+	var groups kadm.DescribedGroups
+	err = retry(ctx, func() error {
+		var err error
+		if groups, err = adm.DescribeGroups(ctx, string(group)); err == nil {
+			err = groups.Error()
+		}
+		if errors.Is(err, kerr.GroupIDNotFound) {
+			return nil // a group that never committed: nothing runs in it
+		}
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("kafka: describe group %s: %w", group, err)
 	}
@@ -41,10 +53,13 @@ func (c Config) ResetOffsets(ctx context.Context, group goka.Group, topic goka.S
 		return nil, fmt.Errorf("kafka: list offsets of %s: %w", topic, err)
 	}
 	offsets := listed.Offsets()
-	resp, err := adm.CommitOffsets(ctx, string(group), offsets)
-	if err == nil {
-		err = resp.Error()
-	}
+	err = retry(ctx, func() error {
+		resp, err := adm.CommitOffsets(ctx, string(group), offsets)
+		if err == nil {
+			err = resp.Error()
+		}
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("kafka: commit offsets of group %s: %w", group, err)
 	}
