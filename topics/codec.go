@@ -2,37 +2,8 @@ package topics
 
 import (
 	"encoding"
-	"encoding/json"
 	"fmt"
 )
-
-// JSON is a goka.Codec for values of type T encoded as JSON. Decode returns a *T.
-type JSON[T any] struct{}
-
-// Encode marshals a T or *T.
-func (JSON[T]) Encode(value any) ([]byte, error) {
-	switch v := value.(type) {
-	case T, *T:
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, fmt.Errorf("json codec: encode %T: %w", value, err)
-		}
-		return b, nil
-	default:
-		var zero T
-		return nil, fmt.Errorf("json codec: expected %T, got %T", zero, value)
-	}
-}
-
-// Decode unmarshals data into a new *T.
-func (JSON[T]) Decode(data []byte) (any, error) {
-	v := new(T)
-	if err := json.Unmarshal(data, v); err != nil {
-		var zero T
-		return nil, fmt.Errorf("json codec: decode %T: %w", zero, err)
-	}
-	return v, nil
-}
 
 // BinaryValue is what Binary needs of a state type: a pointer that marshals itself.
 type BinaryValue[T any] interface {

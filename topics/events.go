@@ -13,27 +13,9 @@ type StepReport struct {
 	Region string `json:"region,omitempty"`
 }
 
-// ScoreUpdate sets or increments a member's score on a board (topic scores.updated, key =
-// member id).
-type ScoreUpdate struct {
-	RequestID string    `json:"request_id"`
-	Board     string    `json:"board"`
-	Member    string    `json:"member"`
-	Op        string    `json:"op"`
-	Score     int64     `json:"score"`
-	TS        Timestamp `json:"ts"`
-}
-
 // SearchQuery is one search (topic search.queries, key = anything, usually the user id).
 type SearchQuery struct {
 	Query  string    `json:"query"`
 	TS     Timestamp `json:"ts"`
 	UserID string    `json:"user_id,omitempty"`
-}
-
-// FriendChange adds or removes a mutual friendship (topic friends.changed, key = user id).
-type FriendChange struct {
-	UserID   string `json:"user_id"`
-	FriendID string `json:"friend_id"`
-	Op       string `json:"op"`
 }
