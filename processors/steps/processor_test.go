@@ -2,6 +2,7 @@ package steps_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -143,5 +144,34 @@ func TestPoisonRecordsGoToTheDeadLetterTopic(t *testing.T) {
 	}
 	if h.state("u1") != nil {
 		t.Fatal("a poison record changed state")
+	}
+}
+
+// TestMidnightRolloverAcrossZones: the same user reporting across local midnight starts a new
+// day in their zone, while at the same instants users in other zones stay on their own dates.
+func TestMidnightRolloverAcrossZones(t *testing.T) {
+	h := newHarness(t)
+	report := func(user, req, ts, tz string, steps int) {
+		h.consume(user, `{"request_id":"`+req+`","user_id":"`+user+`","steps":`+strconv.Itoa(steps)+`,"ts":"`+ts+`","tz":"`+tz+`"}`)
+	}
+	// 2026-11-30T10:00Z is midnight in Kiritimati (UTC+14) and 23:00 of Nov 29 in Pago Pago (UTC-11).
+	report("kiri", "a", "2026-11-30T09:59:59Z", "Pacific/Kiritimati", 9000)
+	report("kiri", "b", "2026-11-30T10:00:00Z", "Pacific/Kiritimati", 12)
+	report("pago", "a", "2026-11-30T09:59:59Z", "Pacific/Pago_Pago", 7000)
+	report("pago", "b", "2026-11-30T10:00:00Z", "Pacific/Pago_Pago", 7100)
+	report("pago", "c", "2026-11-30T11:00:00Z", "Pacific/Pago_Pago", 5)
+
+	days := func(user string) map[rank.Day]int64 {
+		out := map[rank.Day]int64{}
+		for _, d := range h.state(user).Days {
+			out[d.Day] = d.Steps
+		}
+		return out
+	}
+	if got := days("kiri"); len(got) != 2 || got[20261130] != 9000 || got[20261201] != 12 {
+		t.Fatalf("kiri: %v, want 9000 on Nov 30 and 12 on Dec 1", got)
+	}
+	if got := days("pago"); len(got) != 2 || got[20261129] != 7100 || got[20261130] != 5 {
+		t.Fatalf("pago: %v, want 7100 on Nov 29 and 5 on Nov 30", got)
 	}
 }
