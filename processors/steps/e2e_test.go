@@ -155,7 +155,7 @@ func (e *e2e) waitExact(want truth, timeout time.Duration) {
 	boards := want.boards()
 	for name, members := range boards {
 		key := "rank:steps:" + strings.ReplaceAll(name, "/", ":")
-		got, err := e.rdb.ZRevRange(ctx, key, 0, -1).Result()
+		got, err := e.rdb.ZRangeArgs(ctx, goredis.ZRangeArgs{Key: key, Start: 0, Stop: -1, Rev: true}).Result()
 		if err != nil {
 			e.t.Fatal(err)
 		}

@@ -130,7 +130,7 @@ func TestHotWriterStoresTheContractJSON(t *testing.T) {
 	if got != want {
 		t.Fatalf("hot:search:latest =\n%s\nwant\n%s", got, want)
 	}
-	if z := rdb.ZRevRange(context.Background(), "{hot:search:latest}:z", 0, -1).Val(); strings.Join(z, ",") != "weather,snow storm" {
+	if z := rdb.ZRangeArgs(context.Background(), goredis.ZRangeArgs{Key: "{hot:search:latest}:z", Start: 0, Stop: -1, Rev: true}).Val(); strings.Join(z, ",") != "weather,snow storm" {
 		t.Fatalf("ZSET mirror %v", z)
 	}
 }

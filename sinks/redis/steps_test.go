@@ -95,7 +95,7 @@ func TestStepsWriterWritesValuesAndBoards(t *testing.T) {
 			t.Errorf("step key of %s has no TTL", user)
 		}
 	}
-	order := func(key string) []string { return rdb.ZRevRange(ctx, key, 0, -1).Val() }
+	order := func(key string) []string { return rdb.ZRangeArgs(ctx, goredis.ZRangeArgs{Key: key, Start: 0, Stop: -1, Rev: true}).Val() }
 	if got := order(rank.StepsGlobalBoard(day)); !equal(got, []string{"carol", "alice", "bob"}) {
 		t.Errorf("global board %v", got)
 	}
@@ -121,7 +121,7 @@ func TestStepsWriterTieGoesToWhoReachedFirst(t *testing.T) {
 	w.Submit(&rank.StepUpdate{User: "amy", Day: day, Steps: 1000, ReachedMs: base + 1}, a.done(0))
 	w.Submit(&rank.StepUpdate{User: "zed", Day: day, Steps: 1000, ReachedMs: base}, a.done(1))
 	waitAcks(t, &a, 2)
-	if got := rdb.ZRevRange(context.Background(), rank.StepsGlobalBoard(day), 0, -1).Val(); !equal(got, []string{"zed", "amy"}) {
+	if got := rdb.ZRangeArgs(context.Background(), goredis.ZRangeArgs{Key: rank.StepsGlobalBoard(day), Start: 0, Stop: -1, Rev: true}).Val(); !equal(got, []string{"zed", "amy"}) {
 		t.Fatalf("board %v, want zed first", got)
 	}
 }
