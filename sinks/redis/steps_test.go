@@ -95,7 +95,9 @@ func TestStepsWriterWritesValuesAndBoards(t *testing.T) {
 			t.Errorf("step key of %s has no TTL", user)
 		}
 	}
-	order := func(key string) []string { return rdb.ZRangeArgs(ctx, goredis.ZRangeArgs{Key: key, Start: 0, Stop: -1, Rev: true}).Val() }
+	order := func(key string) []string {
+		return rdb.ZRangeArgs(ctx, goredis.ZRangeArgs{Key: key, Start: 0, Stop: -1, Rev: true}).Val()
+	}
 	if got := order(rank.StepsGlobalBoard(day)); !equal(got, []string{"carol", "alice", "bob"}) {
 		t.Errorf("global board %v", got)
 	}
