@@ -1,7 +1,6 @@
 package topics
 
 import (
-	"errors"
 	"strings"
 	"testing"
 )
@@ -45,13 +44,7 @@ func TestDecodeSearchQuery(t *testing.T) {
 				}
 				return
 			}
-			var ie *InvalidError
-			if !errors.As(err, &ie) || !errors.Is(err, ErrInvalid) {
-				t.Fatalf("err = %v, want an InvalidError", err)
-			}
-			if !strings.Contains(ie.Reason, tt.reason) {
-				t.Fatalf("reason %q does not say %q", ie.Reason, tt.reason)
-			}
+			requireInvalid(t, err, tt.reason)
 		})
 	}
 }

@@ -52,13 +52,7 @@ func TestDecodeStepReport(t *testing.T) {
 				}
 				return
 			}
-			var ie *InvalidError
-			if !errors.As(err, &ie) || !errors.Is(err, ErrInvalid) {
-				t.Fatalf("err = %v, want an InvalidError", err)
-			}
-			if !strings.Contains(ie.Reason, tt.reason) {
-				t.Fatalf("reason %q does not say %q", ie.Reason, tt.reason)
-			}
+			requireInvalid(t, err, tt.reason)
 		})
 	}
 }
@@ -115,4 +109,16 @@ func FuzzStepReportJSONMatchesStdlib(f *testing.F) {
 			t.Fatalf("fast %+v, encoding/json %+v, on %q", fast, std, data)
 		}
 	})
+}
+
+// requireInvalid fails unless err is an InvalidError whose reason contains reason.
+func requireInvalid(t *testing.T, err error, reason string) {
+	t.Helper()
+	var ie *InvalidError
+	if !errors.As(err, &ie) || !errors.Is(err, ErrInvalid) {
+		t.Fatalf("err = %v, want an InvalidError", err)
+	}
+	if !strings.Contains(ie.Reason, reason) {
+		t.Fatalf("reason %q does not say %q", ie.Reason, reason)
+	}
 }

@@ -15,12 +15,7 @@ import (
 func migrated(t testing.TB) (*Sink, driver.Conn) {
 	t.Helper()
 	ctx := testContext(t)
-	addr, database := testenv.ClickHouseAddr(t)
-	s, err := Open(ctx, addr, database)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s, addr, database := opened(t)
 	if _, err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -60,4 +55,17 @@ func count(t testing.TB, conn driver.Conn, query string, args ...any) uint64 {
 		t.Fatalf("%s: %v", query, err)
 	}
 	return n
+}
+
+// opened returns a Sink on a fresh database of the real server, not migrated, with the
+// server's address and the database's name.
+func opened(t testing.TB) (s *Sink, addr, database string) {
+	t.Helper()
+	addr, database = testenv.ClickHouseAddr(t)
+	s, err := Open(testContext(t), addr, database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s, addr, database
 }

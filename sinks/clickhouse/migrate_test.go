@@ -55,17 +55,12 @@ func TestMigrateTwiceIsNoOp(t *testing.T) {
 // reported, not silently used.
 func TestMigrateRejectsForeignTable(t *testing.T) {
 	ctx := testContext(t)
-	addr, database := testenv.ClickHouseAddr(t)
-	s, err := Open(ctx, addr, database)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s, _, database := opened(t)
 	if err := s.conn.Exec(ctx, "CREATE TABLE "+database+".user_daily_steps (user_id String, day Date, steps Int64) "+
 		"ENGINE = ReplacingMergeTree() ORDER BY (user_id, day)"); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Migrate(ctx)
+	_, err := s.Migrate(ctx)
 	if !errors.Is(err, ErrSchemaMismatch) {
 		t.Fatalf("Migrate = %v, want ErrSchemaMismatch", err)
 	}
