@@ -44,11 +44,11 @@ type TopKSnapshot struct {
 	WindowStart, WindowEnd time.Time
 	// GeneratedAt is the wall-clock time at which the snapshot was computed.
 	GeneratedAt time.Time
-	// Version orders snapshots of the same window: GeneratedAt in Unix milliseconds, the same
-	// number as topk_history.version of the snapshot's rows in ClickHouse, so a recomputation
-	// of a window (a replay, a merge that completes late) replaces what was published before.
-	// Across windows WindowEnd decides: a snapshot of a later window wins whatever its version.
-	// It must be in [0, 2^53).
+	// Version orders snapshots of the same window. The hot pipeline sets it to WindowEnd in
+	// Unix milliseconds, so a replay publishes identical snapshots (a store that already holds
+	// one leaves it as it is); a writer that recomputes a window with other content must use a
+	// larger version to replace it. Across windows WindowEnd decides: a snapshot of a later
+	// window wins whatever its version. It must be in [0, 2^53).
 	Version int64
 	// Items are the Top-K items by count descending (item ascending on ties).
 	Items []TopKItem

@@ -14,6 +14,9 @@ const (
 	SearchQueries  goka.Stream = "search.queries"
 	FriendsChanged goka.Stream = "friends.changed"
 	DLQ            goka.Stream = "rankstream.dlq"
+	// HotPartials carries each partition's partial Top-K per window end, keyed by the window
+	// end, from the hot-search processor to its merge step.
+	HotPartials goka.Stream = "hot.partials"
 )
 
 // DefaultPartitions is the partition count of every co-partitioned topic (inputs and group
@@ -50,12 +53,27 @@ func (n Names) Stream(s goka.Stream) goka.Stream { return goka.Stream(n.Prefix +
 // Group returns the cluster name of a processor group.
 func (n Names) Group(g goka.Group) goka.Group { return goka.Group(n.Prefix + string(g)) }
 
+// Loop returns the loop topic of a processor group, as goka names it (its default suffix).
+func (n Names) Loop(g goka.Group) goka.Stream { return goka.Stream(string(n.Group(g)) + "-loop") }
+
 // Table returns the changelog topic of a processor group, as goka names it.
 func (n Names) Table(g goka.Group) goka.Table { return goka.GroupTable(n.Group(g)) }
 
+// Processor groups (logical names; Names.Group gives the cluster names).
+const (
+	// StepsGroup keeps each user's daily state in its table.
+	StepsGroup goka.Group = "steps"
+	// HotGroup repartitions search queries by term through its loop topic and keeps a
+	// sliding-window sketch per partition.
+	HotGroup goka.Group = "hot"
+	// HotMergeGroup merges the partitions' partial Top-K lists per window, in its table.
+	HotMergeGroup goka.Group = "hot-merge"
+)
+
 // Specs returns every topic rankstream needs, with the given partition count for the
-// co-partitioned ones, and the tables of the given groups as compacted changelogs.
-func (n Names) Specs(partitions int, groups ...goka.Group) []Spec {
+// co-partitioned ones: the streams, the hot group's loop topic, and the groups' tables as
+// compacted changelogs.
+func (n Names) Specs(partitions int) []Spec {
 	retention := map[string]string{"retention.ms": msString(DefaultStreamRetention)}
 	specs := []Spec{
 		{Name: string(n.Stream(StepsReported)), Partitions: partitions, Configs: retention},
@@ -67,7 +85,9 @@ func (n Names) Specs(partitions int, groups ...goka.Group) []Spec {
 			"max.message.bytes": strconv.Itoa(MaxDLQMessageBytes),
 		}},
 	}
-	for _, g := range groups {
+	specs = append(specs, Spec{Name: string(n.Stream(HotPartials)), Partitions: partitions, Configs: retention})
+	specs = append(specs, Spec{Name: string(n.Loop(HotGroup)), Partitions: partitions, Configs: retention})
+	for _, g := range []goka.Group{StepsGroup, HotMergeGroup} {
 		specs = append(specs, Spec{
 			Name: string(n.Table(g)), Partitions: partitions, Compact: true,
 			Configs: map[string]string{"cleanup.policy": "compact"},

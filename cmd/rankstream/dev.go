@@ -4,15 +4,18 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/lovoo/goka"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/rankstream/rankstream/internal/embedded"
+	"github.com/rankstream/rankstream/internal/kafkaconf"
 	"github.com/rankstream/rankstream/internal/loadgen"
 	"github.com/rankstream/rankstream/internal/query"
 	"github.com/rankstream/rankstream/processors/steps"
@@ -68,26 +71,45 @@ func runDev(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	if *dataDir == "" {
 		kc.StateDir = ""
 	}
-	if _, err := kc.EnsureTopics(ctx, true, steps.Group); err != nil {
+	if _, err := kc.EnsureTopics(ctx, true); err != nil {
 		return exitCode(err, stderr)
 	}
 	if embeddedRedis {
 		// miniredis starts empty: replay the retained input so the boards come back. The
 		// writes are absolute values, so replaying over the kept table state is exact.
-		if _, err := kc.ResetOffsets(ctx, kc.Names.Group(steps.Group), kc.Names.Stream(topics.StepsReported), time.Time{}); err != nil {
-			return exitCode(err, stderr)
+		// The hot groups keep their windows in memory: they replay too (the loop topic's
+		// copies of replayed queries are dropped by the window's offset check).
+		resets := []struct {
+			group  goka.Group
+			stream goka.Stream
+		}{
+			{steps.Group, topics.StepsReported},
+			{topics.HotGroup, topics.SearchQueries},
+			{topics.HotGroup, kc.Names.Loop(topics.HotGroup)},
+			{topics.HotMergeGroup, topics.HotPartials},
+		}
+		for _, r := range resets {
+			stream := r.stream
+			if r.stream != kc.Names.Loop(topics.HotGroup) {
+				stream = kc.Names.Stream(r.stream)
+			}
+			if _, err := kc.ResetOffsets(ctx, kc.Names.Group(r.group), stream, time.Time{}); err != nil {
+				return exitCode(err, stderr)
+			}
 		}
 	}
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return runStepsPipeline(gctx, kc, sf, rdb, log) })
+	g.Go(func() error { return runHotPipeline(gctx, kc, pf.hot, rdb, nil, log) })
 	g.Go(func() error {
 		return serveHTTP(gctx, *httpAddr, query.New(rdb, log), log, func(a net.Addr) {
-			fmt.Fprintf(stdout, "rankstream dev is running\n  Kafka (kfake):  %s\n  Redis:          %s\n  query API:      http://%s/v1/boards/steps?limit=10\n  metrics:        http://%s/metrics\n",
-				kf.brokers, *redisAddr, a, a)
+			fmt.Fprintf(stdout, "rankstream dev is running\n  Kafka (kfake):  %s\n  Redis:          %s\n  query API:      http://%s/v1/boards/steps?limit=10\n  hot search:     http://%s/v1/hot/search?k=10\n  metrics:        http://%s/metrics\n",
+				kf.brokers, *redisAddr, a, a, a)
 		})
 	})
 	if *demo {
+		g.Go(func() error { return demoSearch(gctx, kc, *demoRate, log) })
 		g.Go(func() error {
 			gen, err := loadgen.NewSteps(loadgen.StepsConfig{Users: *demoUsers, DupRatio: 0.05, StaleRatio: 0.05, Seed: uint64(time.Now().UnixNano())})
 			if err != nil {
@@ -105,4 +127,29 @@ func runDev(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		})
 	}
 	return exitCode(g.Wait(), stderr)
+}
+
+// demoSearch sends search queries: a Zipf vocabulary plus two planted terms whose popularity
+// rises and falls over ten minutes, so the hot list moves while you watch.
+func demoSearch(ctx context.Context, kc kafkaconf.Config, rate float64, log *slog.Logger) error {
+	now := time.Now()
+	gen, err := loadgen.NewSearch(loadgen.SearchConfig{
+		Terms: 2_000, Skew: 1.0, VariantRatio: 0.2, Seed: uint64(now.UnixNano()),
+		Trends: []loadgen.Trend{
+			{Term: "black friday deals", Peak: now.Add(3 * time.Minute), Width: 5 * time.Minute, Share: 0.08},
+			{Term: "snow storm", Peak: now.Add(8 * time.Minute), Width: 5 * time.Minute, Share: 0.08},
+		},
+	})
+	if err != nil {
+		return err
+	}
+	cl, err := kc.Client(kgo.ProducerLinger(10 * time.Millisecond))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	_, err = loadgen.Produce(ctx, cl, loadgen.ProduceConfig{
+		Topic: string(kc.Names.Stream(topics.SearchQueries)), Rate: rate, Progress: 30 * time.Second,
+	}, gen.Next, log)
+	return err
 }

@@ -122,11 +122,13 @@ func (s *stepsFlags) register(fs *flag.FlagSet) {
 type pipelineFlags struct {
 	kafka kafkaFlags
 	steps stepsFlags
+	hot   hotFlags
 	log   logFlags
 }
 
 func (p *pipelineFlags) register(fs *flag.FlagSet, withBrokers bool) {
 	p.kafka.register(fs, withBrokers)
 	p.steps.register(fs)
+	p.hot.register(fs)
 	p.log.register(fs)
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-
-	"github.com/rankstream/rankstream/processors/steps"
 )
 
 func runTopics(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -17,7 +15,7 @@ func runTopics(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	if err := parse(fs, args); err != nil {
 		return exitCode(err, stderr)
 	}
-	results, err := kf.config("").EnsureTopics(ctx, !*verify, steps.Group)
+	results, err := kf.config("").EnsureTopics(ctx, !*verify)
 	for _, r := range results {
 		state := "ok"
 		switch {

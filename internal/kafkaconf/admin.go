@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lovoo/goka"
 	"github.com/rankstream/rankstream/topics"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -36,10 +35,10 @@ type TopicResult struct {
 // a way that breaks rankstream (partition count, compaction).
 var ErrTopicMismatch = errors.New("kafka: topic does not match its spec")
 
-// EnsureTopics creates every topic rankstream needs for the given groups and verifies the ones
+// EnsureTopics creates every topic rankstream needs (topics.Names.Specs) and verifies the ones
 // that exist: partition counts (co-partitioning depends on them) and compaction of tables.
 // With create=false it only verifies.
-func (c Config) EnsureTopics(ctx context.Context, create bool, groups ...goka.Group) ([]TopicResult, error) {
+func (c Config) EnsureTopics(ctx context.Context, create bool) ([]TopicResult, error) {
 	// Fresh metadata on every request: the wait for created topics polls it.
 	cl, err := c.Client(kgo.MetadataMinAge(10 * time.Millisecond))
 	if err != nil {
@@ -48,7 +47,7 @@ func (c Config) EnsureTopics(ctx context.Context, create bool, groups ...goka.Gr
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
 
-	specs := c.Names.Specs(c.partitions(), groups...)
+	specs := c.Names.Specs(c.partitions())
 	names := make([]string, len(specs))
 	for i, s := range specs {
 		names[i] = s.Name

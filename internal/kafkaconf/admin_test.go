@@ -20,10 +20,10 @@ func TestEnsureTopicsCreatesThenVerifies(t *testing.T) {
 		defer cancel()
 		kc := kafkaconf.Config{Brokers: brokers, Partitions: 4, Names: topics.Names{Prefix: testenv.UniqueName(t, "admin") + "."}}
 
-		if _, err := kc.EnsureTopics(ctx, false, "g"); !errors.Is(err, kafkaconf.ErrTopicMismatch) || !strings.Contains(err.Error(), "missing") {
+		if _, err := kc.EnsureTopics(ctx, false); !errors.Is(err, kafkaconf.ErrTopicMismatch) || !strings.Contains(err.Error(), "missing") {
 			t.Fatalf("verify before create: %v", err)
 		}
-		res, err := kc.EnsureTopics(ctx, true, "g")
+		res, err := kc.EnsureTopics(ctx, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -32,7 +32,7 @@ func TestEnsureTopicsCreatesThenVerifies(t *testing.T) {
 				t.Fatalf("%s not created", r.Name)
 			}
 		}
-		if _, err := kc.EnsureTopics(ctx, false, "g"); err != nil {
+		if _, err := kc.EnsureTopics(ctx, false); err != nil {
 			t.Fatalf("verify after create: %v", err)
 		}
 
@@ -41,11 +41,11 @@ func TestEnsureTopicsCreatesThenVerifies(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer cl.Close()
-		configs, err := kadm.NewClient(cl).DescribeTopicConfigs(ctx, string(kc.Names.Table("g")))
+		configs, err := kadm.NewClient(cl).DescribeTopicConfigs(ctx, string(kc.Names.Table(topics.StepsGroup)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		rc, _ := configs.On(string(kc.Names.Table("g")), nil)
+		rc, _ := configs.On(string(kc.Names.Table(topics.StepsGroup)), nil)
 		compact := false
 		for _, c := range rc.Configs {
 			compact = compact || c.Key == "cleanup.policy" && c.MaybeValue() == "compact"
@@ -56,7 +56,7 @@ func TestEnsureTopicsCreatesThenVerifies(t *testing.T) {
 
 		// The same names with another partition count break co-partitioning: reported.
 		kc.Partitions = 6
-		if _, err := kc.EnsureTopics(ctx, true, "g"); !errors.Is(err, kafkaconf.ErrTopicMismatch) || !strings.Contains(err.Error(), "4 partitions, want 6") {
+		if _, err := kc.EnsureTopics(ctx, true); !errors.Is(err, kafkaconf.ErrTopicMismatch) || !strings.Contains(err.Error(), "4 partitions, want 6") {
 			t.Fatalf("mismatch not reported: %v", err)
 		}
 	})

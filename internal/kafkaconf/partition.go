@@ -74,3 +74,11 @@ func producerBuilder(s *sarama.Config) goka.ProducerBuilder {
 		return goka.NewProducer(brokers, &cfg)
 	}
 }
+
+// PartitionOf is the partition that Kafka's default partitioner, and goka as configured here,
+// give key among n partitions.
+func PartitionOf(key string, n int) int32 {
+	h := NewMurmur2()
+	h.Write([]byte(key))
+	return int32(h.Sum32()&0x7fffffff) % int32(n)
+}

@@ -21,7 +21,7 @@ func TestGokaPartitionsLikeKafkaClients(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if int(got) != want {
+			if int(got) != want || int(PartitionOf(key, n)) != want {
 				t.Fatalf("key %q over %d partitions: goka %d, Kafka client %d", key, n, got, want)
 			}
 		}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"log/slog"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/rankstream/rankstream/internal/kafkaconf"
+	"github.com/rankstream/rankstream/processors/hot"
+	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
+	rsredis "github.com/rankstream/rankstream/sinks/redis"
+	"github.com/rankstream/rankstream/topics"
+)
+
+// hotFlags shape the hot-search pipeline.
+type hotFlags struct {
+	window, slide, lateness, idle, lookahead time.Duration
+	k                                        int
+}
+
+func (h *hotFlags) register(fs *flag.FlagSet) {
+	fs.DurationVar(&h.window, "hot-window", time.Hour, "hot search: length of the sliding window (event time)")
+	fs.DurationVar(&h.slide, "hot-slide", 5*time.Second, "hot search: how often the window advances and a snapshot is published (whole seconds)")
+	fs.DurationVar(&h.lateness, "hot-lateness", 2*time.Second, "hot search: a window closes this long after the slowest input partition's newest event")
+	fs.DurationVar(&h.idle, "hot-idle", 30*time.Second, "hot search: an input partition silent this long (wall clock) stops holding windows back")
+	fs.DurationVar(&h.lookahead, "hot-lookahead", 5*time.Minute, "hot search: how far ahead of the closing window events are kept (input partitions read at different speeds); later ones are dropped")
+	fs.IntVar(&h.k, "hot-k", 100, "hot search: items per snapshot")
+}
+
+func (h *hotFlags) config(kc kafkaconf.Config, log *slog.Logger) hot.Config {
+	return hot.Config{Names: kc.Names, Partitions: kc.Partitions, Window: h.window, Slide: h.slide,
+		Lateness: h.lateness, Idle: h.idle, Lookahead: h.lookahead, K: h.k, Log: log}
+}
+
+// hotPublisher stores a merged snapshot: its rows in ClickHouse's topk_history (when a sink is
+// configured), then the latest snapshot in Redis. Both writes are idempotent.
+type hotPublisher struct {
+	redis   *rsredis.HotWriter
+	history *rsclickhouse.Sink
+}
+
+func (p hotPublisher) Publish(ctx context.Context, s topics.TopKSnapshot) error {
+	if p.history != nil {
+		rows := make([]rsclickhouse.TopKRow, len(s.Items))
+		for i, it := range s.Items {
+			rows[i] = rsclickhouse.TopKRow{Stream: s.Stream, WindowStart: s.WindowStart, WindowEnd: s.WindowEnd,
+				Rank: uint32(i + 1), Item: it.Item, Count: it.Count, Error: it.Error, Version: uint64(s.GeneratedAt.UnixMilli())}
+		}
+		if len(rows) > 0 {
+			if err := p.history.WriteTopK(ctx, rows); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := p.redis.Write(ctx, s)
+	return err
+}
+
+// runHotPipeline runs the hot group and its merge group until ctx ends.
+func runHotPipeline(ctx context.Context, kc kafkaconf.Config, hf hotFlags, rdb goredis.UniversalClient, history *rsclickhouse.Sink, log *slog.Logger) error {
+	cfg := hf.config(kc, log)
+	pub := hotPublisher{redis: rsredis.NewHotWriter(rdb), history: history}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		return hot.Run(gctx, cfg, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(topics.HotGroup), log)...)
+	})
+	g.Go(func() error {
+		return hot.RunMerge(gctx, cfg, pub, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(topics.HotMergeGroup), log)...)
+	})
+	return g.Wait()
+}

@@ -1,0 +1,209 @@
+package hot_test
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/rankstream/rankstream/internal/kafkaconf"
+	"github.com/rankstream/rankstream/internal/testenv"
+	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
+	"github.com/rankstream/rankstream/topics"
+)
+
+type query struct {
+	term string
+	ms   int64
+}
+
+// generate makes n queries over span of event time from start: a Zipf-like vocabulary plus
+// two planted terms that rise and fall, in time order. Terms are already normalised (the test
+// sends them with random case and spaces, which the pipeline must undo).
+func generate(n int, start time.Time, span time.Duration) []query {
+	rng := rand.New(rand.NewPCG(7, 7))
+	out := make([]query, n)
+	for i := range out {
+		ms := start.UnixMilli() + int64(i)*span.Milliseconds()/int64(n)
+		frac := float64(i) / float64(n)
+		var term string
+		switch p := rng.Float64(); {
+		case p < 0.15*max(0, 1-abs(frac-0.3)/0.2):
+			term = "black friday"
+		case p < 0.15*max(0, 1-abs(frac-0.7)/0.2)+0.001:
+			term = "snow storm"
+		default:
+			// rank k with probability ~ 1/k over 500 terms
+			k := int(500*rng.Float64()*rng.Float64()) + 1
+			term = fmt.Sprintf("term %d", k)
+		}
+		out[i] = query{term: term, ms: ms}
+	}
+	return out
+}
+
+func abs(x float64) float64 { return max(x, -x) }
+
+func spell(rng *rand.Rand, term string) string {
+	if rng.IntN(4) == 0 {
+		return "  " + strings.ToUpper(term[:1]) + term[1:] + " "
+	}
+	return term
+}
+
+type row struct {
+	WindowEnd time.Time `ch:"window_end"`
+	Rank      uint32    `ch:"rank"`
+	Item      string    `ch:"item"`
+	Count     uint64    `ch:"count"`
+	Error     uint64    `ch:"error"`
+}
+
+// TestHotSearchSnapshotsAreExact: queries over 30 minutes of event time go through
+// `rankstream process` (hot group, merge group) on the real broker and kfake; every snapshot
+// written to ClickHouse holds the exact top 10 of its 5-minute window (ties at rank 10 aside),
+// each item's true count lies within its bound, the latest snapshot is in Redis, and invalid
+// queries are dead-lettered.
+func TestHotSearchSnapshotsAreExact(t *testing.T) {
+	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
+		const window, slide = 5 * time.Minute, 5 * time.Second
+		prefix := testenv.UniqueName(t, "hot") + "."
+		kc := kafkaconf.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		if _, err := kc.EnsureTopics(ctx, true); err != nil {
+			t.Fatal(err)
+		}
+		conn, chDB := testenv.ClickHouse(t)
+		chAddr := os.Getenv(testenv.EnvClickHouse)
+		sink, err := rsclickhouse.Open(ctx, chAddr, chDB)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sink.Close()
+		if _, err := sink.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		redisAddr, redisDB := testenv.RedisAddr(t)
+
+		start := time.Now().Add(-time.Hour).Truncate(time.Minute)
+		queries := generate(100_000, start, 30*time.Minute)
+		cl, err := kc.Client(kgo.ProducerLinger(5 * time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		rng := rand.New(rand.NewPCG(1, 2))
+		topic := string(kc.Names.Stream(topics.SearchQueries))
+		for i, q := range queries {
+			v, _ := json.Marshal(map[string]any{"query": spell(rng, q.term), "ts": q.ms, "user_id": fmt.Sprint("u", i%997)})
+			cl.Produce(ctx, &kgo.Record{Topic: topic, Key: []byte(fmt.Sprint("u", i%997)), Value: v}, nil)
+		}
+		for _, bad := range []string{`{"query":"   ","ts":1}`, `{"query":"x"}`, `not json`, `{"query":"` + strings.Repeat("a", 300) + `","ts":1}`} {
+			cl.Produce(ctx, &kgo.Record{Topic: topic, Key: []byte("bad"), Value: []byte(bad)}, nil)
+		}
+		if err := cl.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+
+		testenv.StartProcess(t, "processor", testenv.Rankstream(t), "process",
+			"--brokers", strings.Join(brokers, ","), "--redis", fmt.Sprintf("redis://%s/%d", redisAddr, redisDB),
+			"--topic-prefix", prefix, "--partitions", "8", "--http", "127.0.0.1:0", "--log-level", "warn",
+			"--history", "--clickhouse", chAddr, "--clickhouse-database", chDB,
+			"--hot-window", window.String(), "--hot-slide", slide.String(), "--hot-lookahead", "40m", "--hot-k", "20")
+
+		// Windows close up to the slowest input partition's newest event less the lateness.
+		newest := map[int32]int64{}
+		for i, q := range queries {
+			p := kafkaconf.PartitionOf(fmt.Sprint("u", i%997), 8)
+			newest[p] = max(newest[p], q.ms)
+		}
+		slowest := int64(-1)
+		for _, ms := range newest {
+			if slowest < 0 || ms < slowest {
+				slowest = ms
+			}
+		}
+		lastEnd := time.UnixMilli((slowest - 2000) / slide.Milliseconds() * slide.Milliseconds())
+		var rows []row
+		deadline := time.Now().Add(3 * time.Minute)
+		for {
+			rows = rows[:0]
+			err := conn.Select(ctx, &rows, "SELECT window_end, rank, item, count, error FROM "+chDB+".topk_history FINAL WHERE stream = 'search' ORDER BY window_end, rank")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rows) > 0 && !rows[len(rows)-1].WindowEnd.Before(lastEnd) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after 3 minutes ClickHouse has %d rows; the last window should end at %s", len(rows), lastEnd)
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+
+		byEnd := map[int64][]row{}
+		for _, r := range rows {
+			byEnd[r.WindowEnd.UnixMilli()] = append(byEnd[r.WindowEnd.UnixMilli()], r)
+		}
+		checked := 0
+		for endMs, snap := range byEnd {
+			exact := map[string]uint64{}
+			for _, q := range queries {
+				if q.ms >= endMs-window.Milliseconds() && q.ms < endMs {
+					exact[q.term]++
+				}
+			}
+			counts := make([]uint64, 0, len(exact))
+			for _, c := range exact {
+				counts = append(counts, c)
+			}
+			slices.SortFunc(counts, func(a, b uint64) int { return cmp.Compare(b, a) })
+			tenth := counts[min(9, len(counts)-1)]
+			for _, r := range snap {
+				truth := exact[r.Item]
+				if truth > r.Count || truth < r.Count-r.Error {
+					t.Fatalf("window ending %s: %q true count %d outside [%d, %d]", time.UnixMilli(endMs), r.Item, truth, r.Count-r.Error, r.Count)
+				}
+				if r.Rank <= 10 && truth < tenth {
+					t.Fatalf("window ending %s: %q at rank %d has %d, below the exact 10th count %d", time.UnixMilli(endMs), r.Item, r.Rank, truth, tenth)
+				}
+			}
+			checked++
+		}
+		t.Logf("%d snapshots checked against exact counts", checked)
+		if checked < 200 {
+			t.Fatalf("only %d snapshots", checked)
+		}
+
+		rdb := goredis.NewClient(&goredis.Options{Addr: redisAddr, DB: redisDB})
+		defer rdb.Close()
+		var latest topics.TopKSnapshot
+		raw, err := rdb.Get(ctx, "hot:search:latest").Bytes()
+		if err == nil {
+			err = json.Unmarshal(raw, &latest)
+		}
+		if err != nil || latest.WindowEnd.Before(lastEnd) || len(latest.Items) == 0 {
+			t.Fatalf("hot:search:latest: %v %s", err, raw)
+		}
+		ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, string(kc.Names.Stream(topics.DLQ)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dead int64
+		ends.Each(func(o kadm.ListedOffset) { dead += o.Offset })
+		if dead != 4 {
+			t.Fatalf("%d dead letters, want 4", dead)
+		}
+	})
+}
