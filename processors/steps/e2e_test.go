@@ -51,7 +51,7 @@ func newE2E(t testing.TB, brokers []string) *e2e {
 	t.Cleanup(func() { e.rdb.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := e.kc.EnsureTopics(ctx, true, steps.Group); err != nil {
+	if _, err := e.kc.EnsureTopics(ctx, true); err != nil {
 		t.Fatal(err)
 	}
 	cl, err := e.kc.Client(kgo.ProducerBatchMaxBytes(2<<20), kgo.ProducerLinger(5*time.Millisecond))

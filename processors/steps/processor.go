@@ -22,7 +22,7 @@ import (
 )
 
 // Group is the processor group's logical name; its table holds one State per user.
-const Group goka.Group = "steps"
+const Group = topics.StepsGroup
 
 // Sink stores merged day values. Submit is called once per consumed record, in offset order
 // per partition: with the user's merged day after a valid report, or nil after a record that
