@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/lovoo/goka"
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -73,7 +76,8 @@ type row struct {
 // `rankstream process` (hot group, merge group) on the real broker and kfake; every snapshot
 // written to ClickHouse holds the exact top 10 of its 5-minute window (ties at rank 10 aside),
 // each item's true count lies within its bound, the latest snapshot is in Redis, and invalid
-// queries are dead-lettered.
+// queries are dead-lettered. Then a replay from offset 0 publishes the same snapshots: the
+// same rows under FINAL, none extra, and the same latest snapshot in Redis.
 func TestHotSearchSnapshotsAreExact(t *testing.T) {
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
 		const window, slide = 5 * time.Minute, 5 * time.Second
@@ -116,11 +120,12 @@ func TestHotSearchSnapshotsAreExact(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		testenv.StartProcess(t, "processor", testenv.Rankstream(t), "process",
+		args := []string{"process",
 			"--brokers", strings.Join(brokers, ","), "--redis", fmt.Sprintf("redis://%s/%d", redisAddr, redisDB),
 			"--topic-prefix", prefix, "--partitions", "8", "--http", "127.0.0.1:0", "--log-level", "warn",
 			"--history", "--clickhouse", chAddr, "--clickhouse-database", chDB,
-			"--hot-window", window.String(), "--hot-slide", slide.String(), "--hot-lookahead", "40m", "--hot-k", "20")
+			"--hot-window", window.String(), "--hot-slide", slide.String(), "--hot-lookahead", "40m", "--hot-k", "20"}
+		proc := testenv.StartProcess(t, "processor", testenv.Rankstream(t), args...)
 
 		// Windows close up to the slowest input partition's newest event less the lateness.
 		newest := map[int32]int64{}
@@ -143,8 +148,8 @@ func TestHotSearchSnapshotsAreExact(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(rows) > 0 && !rows[len(rows)-1].WindowEnd.Before(lastEnd) {
-				break
+			if complete(rows, slide) && !rows[len(rows)-1].WindowEnd.Before(lastEnd) {
+				break // the merge partitions publish in parallel: wait for every window
 			}
 			if time.Now().After(deadline) {
 				t.Fatalf("after 3 minutes ClickHouse has %d rows; the last window should end at %s", len(rows), lastEnd)
@@ -205,5 +210,76 @@ func TestHotSearchSnapshotsAreExact(t *testing.T) {
 		if dead != 4 {
 			t.Fatalf("%d dead letters, want 4", dead)
 		}
+
+		// Replay: stop, reset the hot groups to offset 0, run again. The same snapshots come
+		// back (same rows under FINAL, none extra) and Redis holds the same latest snapshot.
+		proc.Signal(syscall.SIGTERM)
+		if err := proc.Wait(); err != nil {
+			t.Fatalf("processor did not stop cleanly: %v\n%s", err, proc.Output())
+		}
+		for _, r := range []struct {
+			group  goka.Group
+			stream goka.Stream
+		}{
+			{topics.HotGroup, kc.Names.Stream(topics.SearchQueries)},
+			{topics.HotGroup, kc.Names.Loop(topics.HotGroup)},
+			{topics.HotMergeGroup, kc.Names.Stream(topics.HotPartials)},
+		} {
+			if _, err := kc.ResetOffsets(ctx, kc.Names.Group(r.group), r.stream, time.Time{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		restart := time.Now().UnixMilli()
+		testenv.StartProcess(t, "replay", testenv.Rankstream(t), args...)
+		waitFor(t, 3*time.Minute, "every snapshot published again", func() bool {
+			var v []struct {
+				V uint64 `ch:"v"`
+			}
+			err := conn.Select(ctx, &v, "SELECT min(v) AS v FROM (SELECT window_end, max(version) AS v FROM "+chDB+".topk_history GROUP BY window_end)")
+			return err == nil && len(v) == 1 && v[0].V >= uint64(restart)
+		})
+		var again []row
+		if err := conn.Select(ctx, &again, "SELECT window_end, rank, item, count, error FROM "+chDB+".topk_history FINAL WHERE stream = 'search' ORDER BY window_end, rank"); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.EqualFunc(rows, again, func(a, b row) bool {
+			return a.WindowEnd.Equal(b.WindowEnd) && a.Rank == b.Rank && a.Item == b.Item && a.Count == b.Count && a.Error == b.Error
+		}) {
+			t.Fatalf("replay: %d rows under FINAL, first run %d, or different content", len(again), len(rows))
+		}
+		var replayed topics.TopKSnapshot
+		raw, err = rdb.Get(ctx, "hot:search:latest").Bytes()
+		if err == nil {
+			err = json.Unmarshal(raw, &replayed)
+		}
+		replayed.GeneratedAt = latest.GeneratedAt
+		if err != nil || !reflect.DeepEqual(replayed, latest) {
+			t.Fatalf("replay: latest snapshot %+v, first run %+v (%v)", replayed, latest, err)
+		}
 	})
+}
+
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// complete tells whether rows (ordered by window end) hold every window from the first to the
+// last, one slide apart.
+func complete(rows []row, slide time.Duration) bool {
+	if len(rows) == 0 {
+		return false
+	}
+	ends := map[int64]bool{}
+	for _, r := range rows {
+		ends[r.WindowEnd.UnixMilli()] = true
+	}
+	span := rows[len(rows)-1].WindowEnd.Sub(rows[0].WindowEnd)
+	return len(ends) == int(span/slide)+1
 }
