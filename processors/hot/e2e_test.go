@@ -174,6 +174,9 @@ func TestHotSearchSnapshotsAreExact(t *testing.T) {
 				counts = append(counts, c)
 			}
 			slices.SortFunc(counts, func(a, b uint64) int { return cmp.Compare(b, a) })
+			if len(counts) == 0 {
+				t.Fatalf("a snapshot for the window ending %s, which holds no query", time.UnixMilli(endMs))
+			}
 			tenth := counts[min(9, len(counts)-1)]
 			for _, r := range snap {
 				truth := exact[r.Item]
