@@ -109,47 +109,47 @@ func runDev(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		})
 	})
 	if *demo {
-		g.Go(func() error { return demoSearch(gctx, kc, *demoRate, log) })
+		g.Go(func() error {
+			gen, err := demoSearch()
+			if err != nil {
+				return err
+			}
+			return demoProduce(gctx, kc, topics.SearchQueries, *demoRate, gen.Next, log)
+		})
 		g.Go(func() error {
 			gen, err := loadgen.NewSteps(loadgen.StepsConfig{Users: *demoUsers, DupRatio: 0.05, StaleRatio: 0.05, Seed: uint64(time.Now().UnixNano())})
 			if err != nil {
 				return err
 			}
-			cl, err := kc.Client(kgo.ProducerLinger(10 * time.Millisecond))
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
-			_, err = loadgen.Produce(gctx, cl, loadgen.ProduceConfig{
-				Topic: string(kc.Names.Stream(topics.StepsReported)), Rate: *demoRate, Progress: 30 * time.Second,
-			}, gen.Next, log)
-			return err
+			return demoProduce(gctx, kc, topics.StepsReported, *demoRate, gen.Next, log)
 		})
 	}
 	return exitCode(g.Wait(), stderr)
 }
 
-// demoSearch sends search queries: a Zipf vocabulary plus two planted terms whose popularity
-// rises and falls over ten minutes, so the hot list moves while you watch.
-func demoSearch(ctx context.Context, kc kafkaconf.Config, rate float64, log *slog.Logger) error {
+// demoSearch generates search queries: a Zipf vocabulary plus two planted terms whose
+// popularity rises and falls over ten minutes, so the hot list moves while you watch.
+func demoSearch() (*loadgen.Search, error) {
 	now := time.Now()
-	gen, err := loadgen.NewSearch(loadgen.SearchConfig{
+	return loadgen.NewSearch(loadgen.SearchConfig{
 		Terms: 2_000, Skew: 1.0, VariantRatio: 0.2, Seed: uint64(now.UnixNano()),
 		Trends: []loadgen.Trend{
 			{Term: "black friday deals", Peak: now.Add(3 * time.Minute), Width: 5 * time.Minute, Share: 0.08},
 			{Term: "snow storm", Peak: now.Add(8 * time.Minute), Width: 5 * time.Minute, Share: 0.08},
 		},
 	})
-	if err != nil {
-		return err
-	}
+}
+
+// demoProduce sends what next generates into the stream at rate records per second until ctx
+// ends.
+func demoProduce(ctx context.Context, kc kafkaconf.Config, stream goka.Stream, rate float64, next func(time.Time) []loadgen.Record, log *slog.Logger) error {
 	cl, err := kc.Client(kgo.ProducerLinger(10 * time.Millisecond))
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
 	_, err = loadgen.Produce(ctx, cl, loadgen.ProduceConfig{
-		Topic: string(kc.Names.Stream(topics.SearchQueries)), Rate: rate, Progress: 30 * time.Second,
-	}, gen.Next, log)
+		Topic: string(kc.Names.Stream(stream)), Rate: rate, Progress: 30 * time.Second,
+	}, next, log)
 	return err
 }

@@ -125,3 +125,16 @@ func (p *Process) Exited() error {
 
 // Output is everything the process printed so far.
 func (p *Process) Output() string { return p.out.String() }
+
+// WaitFor polls cond every 100 ms until it holds, failing the test after timeout with what
+// it was waiting for.
+func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -234,7 +234,7 @@ func TestHotSearchSnapshotsAreExact(t *testing.T) {
 		}
 		restart := time.Now().UnixMilli()
 		testenv.StartProcess(t, "replay", testenv.Rankstream(t), args...)
-		waitFor(t, 3*time.Minute, "every snapshot published again", func() bool {
+		testenv.WaitFor(t, 3*time.Minute, "every snapshot published again", func() bool {
 			var v []struct {
 				V uint64 `ch:"v"`
 			}
@@ -260,17 +260,6 @@ func TestHotSearchSnapshotsAreExact(t *testing.T) {
 			t.Fatalf("replay: latest snapshot %+v, first run %+v (%v)", replayed, latest, err)
 		}
 	})
-}
-
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }
 
 // complete tells whether rows (ordered by window end) hold every window from the first to the

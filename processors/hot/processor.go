@@ -97,7 +97,7 @@ type processor struct {
 	partials   goka.Stream
 	markerKeys []string
 	slideMs    int64
-	mu         sync.Mutex // guards the maps below (callbacks of different partitions run concurrently)
+	mu         sync.Mutex // guards the maps below; each partition's state is used by its own goroutine only
 	inputs     map[int32]*inputState
 	windows    map[int32]*windowState
 }
@@ -161,12 +161,7 @@ func (p *processor) route(ctx goka.Context, msg any) {
 	ms := q.TS.UnixMilli()
 	ctx.Loopback(term, loopRecord{kind: kindTerm, ms: ms, partition: ctx.Partition(), offset: ctx.Offset()}.encode())
 
-	p.mu.Lock()
-	in := p.inputs[ctx.Partition()]
-	if in == nil {
-		in = &inputState{maxMs: ms, markedMs: -1}
-		p.inputs[ctx.Partition()] = in
-	}
+	in := p.input(ctx.Partition(), ms)
 	in.maxMs = max(in.maxMs, ms)
 	// A marker whenever the window end this partition allows (newest event less the lateness,
 	// rounded down to the slide) moves: the windows it closes close at once.
@@ -175,10 +170,8 @@ func (p *processor) route(ctx goka.Context, msg any) {
 	if send {
 		in.markedMs = in.maxMs
 	}
-	wm := in.maxMs
-	p.mu.Unlock()
 	if send {
-		marker := loopRecord{kind: kindMarker, ms: wm, partition: ctx.Partition()}.encode()
+		marker := loopRecord{kind: kindMarker, ms: in.maxMs, partition: ctx.Partition()}.encode()
 		for _, k := range p.markerKeys {
 			ctx.Loopback(k, marker)
 		}
@@ -194,8 +187,6 @@ func (p *processor) count(ctx goka.Context, msg any) {
 		processors.DeadLetter(ctx, p.dlq, value, err)
 		return
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	w, err := p.window(ctx.Partition())
 	if err != nil {
 		ctx.Fail(err)
@@ -217,7 +208,24 @@ func (p *processor) count(ctx goka.Context, msg any) {
 	}
 }
 
+// input returns an input partition's state. Only that partition's goroutine uses it; the
+// lock guards the map.
+func (p *processor) input(partition int32, ms int64) *inputState {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	in := p.inputs[partition]
+	if in == nil {
+		in = &inputState{maxMs: ms, markedMs: -1}
+		p.inputs[partition] = in
+	}
+	return in
+}
+
+// window returns a loop partition's window. Only that partition's goroutine uses it; the
+// lock guards the map.
 func (p *processor) window(partition int32) (*windowState, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if w := p.windows[partition]; w != nil {
 		return w, nil
 	}

@@ -260,7 +260,7 @@ func TestCrashRecoveryIsExact(t *testing.T) {
 		p := e.start("processor-1")
 		done := make(chan struct{})
 		go func() { defer close(done); e.produce(records, 25_000) }()
-		waitFor(t, 2*time.Minute, "some progress before the crash", func() bool {
+		testenv.WaitFor(t, 2*time.Minute, "some progress before the crash", func() bool {
 			return e.rdb.DBSize(context.Background()).Val() > 20_000
 		})
 		p.Signal(syscall.SIGKILL)
@@ -287,7 +287,7 @@ func TestRebalanceIsExact(t *testing.T) {
 		b := e.start("processor-b")
 		done := make(chan struct{})
 		go func() { defer close(done); e.produce(records, 20_000) }()
-		waitFor(t, 2*time.Minute, "some progress before the rebalance", func() bool {
+		testenv.WaitFor(t, 2*time.Minute, "some progress before the rebalance", func() bool {
 			return e.rdb.DBSize(context.Background()).Val() > 20_000
 		})
 		b.Signal(syscall.SIGTERM)
@@ -316,7 +316,7 @@ func TestRedisOutageHoldsOffsets(t *testing.T) {
 		_, wantFirst := generate(4, 20_000, 4_000, now) // the same stream's first half
 		e.produce(first, 0)
 		e.waitExact(wantFirst, 2*time.Minute)
-		waitFor(t, time.Minute, "offsets of the first half committed", func() bool { return committed(t, e, group) == 20_000 })
+		testenv.WaitFor(t, time.Minute, "offsets of the first half committed", func() bool { return committed(t, e, group) == 20_000 })
 
 		proxy.SetDown(true)
 		e.produce(records[20_000:], 0)
@@ -326,17 +326,6 @@ func TestRedisOutageHoldsOffsets(t *testing.T) {
 		}
 		proxy.SetDown(false)
 		e.waitExact(want, 2*time.Minute)
-		waitFor(t, time.Minute, "all offsets committed", func() bool { return committed(t, e, group) == 40_000 })
+		testenv.WaitFor(t, time.Minute, "all offsets committed", func() bool { return committed(t, e, group) == 40_000 })
 	})
-}
-
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
