@@ -13,6 +13,7 @@ import (
 	"github.com/rankstream/rankstream/processors/hot"
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
+	"github.com/rankstream/rankstream/sinks/snapshot"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -36,34 +37,10 @@ func (h *hotFlags) config(kc kafkaconf.Config, log *slog.Logger) hot.Config {
 		Lateness: h.lateness, Idle: h.idle, Lookahead: h.lookahead, K: h.k, Log: log}
 }
 
-// hotPublisher stores a merged snapshot: its rows in ClickHouse's topk_history (when a sink is
-// configured), then the latest snapshot in Redis. Both writes are idempotent.
-type hotPublisher struct {
-	redis   *rsredis.HotWriter
-	history *rsclickhouse.Sink
-}
-
-func (p hotPublisher) Publish(ctx context.Context, s topics.TopKSnapshot) error {
-	if p.history != nil {
-		rows := make([]rsclickhouse.TopKRow, len(s.Items))
-		for i, it := range s.Items {
-			rows[i] = rsclickhouse.TopKRow{Stream: s.Stream, WindowStart: s.WindowStart, WindowEnd: s.WindowEnd,
-				Rank: uint32(i + 1), Item: it.Item, Count: it.Count, Error: it.Error, Version: uint64(s.GeneratedAt.UnixMilli())}
-		}
-		if len(rows) > 0 {
-			if err := p.history.WriteTopK(ctx, rows); err != nil {
-				return err
-			}
-		}
-	}
-	_, err := p.redis.Write(ctx, s)
-	return err
-}
-
 // runHotPipeline runs the hot group and its merge group until ctx ends.
 func runHotPipeline(ctx context.Context, kc kafkaconf.Config, hf hotFlags, rdb goredis.UniversalClient, history *rsclickhouse.Sink, log *slog.Logger) error {
 	cfg := hf.config(kc, log)
-	pub := hotPublisher{redis: rsredis.NewHotWriter(rdb), history: history}
+	pub := snapshot.Publisher{Redis: rsredis.NewHotWriter(rdb), History: history}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		return hot.Run(gctx, cfg, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(topics.HotGroup), log)...)
