@@ -17,6 +17,9 @@ const (
 	// HotPartials carries each partition's partial Top-K per window end, keyed by the window
 	// end, from the hot-search processor to its merge step.
 	HotPartials goka.Stream = "hot.partials"
+	// HotCheckpoints keeps, per partition of the hot group, the latest checkpoint of its
+	// window state (compacted; one key per partition).
+	HotCheckpoints goka.Stream = "hot.checkpoints"
 )
 
 // DefaultPartitions is the partition count of every co-partitioned topic (inputs and group
@@ -31,6 +34,10 @@ const DefaultStreamRetention = 14 * 24 * time.Hour
 // MaxDLQMessageBytes is the largest dead-letter record: it carries the original value (which
 // the broker accepted at up to its default of about 1 MiB) plus headers.
 const MaxDLQMessageBytes = 2 << 20
+
+// MaxCheckpointBytes is the largest hot-search checkpoint record: a window's state is about
+// 80 KiB with the default sketch shape, and wider sketches stay well below this.
+const MaxCheckpointBytes = 16 << 20
 
 // Spec describes one topic as `rankstream topics` creates and verifies it.
 type Spec struct {
@@ -85,8 +92,13 @@ func (n Names) Specs(partitions int) []Spec {
 			"max.message.bytes": strconv.Itoa(MaxDLQMessageBytes),
 		}},
 	}
-	specs = append(specs, Spec{Name: string(n.Stream(HotPartials)), Partitions: partitions, Configs: retention})
+	specs = append(specs, Spec{Name: string(n.Stream(HotPartials)), Partitions: partitions, Configs: map[string]string{
+		"retention.ms":      msString(DefaultStreamRetention),
+		"max.message.bytes": strconv.Itoa(MaxCheckpointBytes), // written by the same producer as checkpoints
+	}})
 	specs = append(specs, Spec{Name: string(n.Loop(HotGroup)), Partitions: partitions, Configs: retention})
+	specs = append(specs, Spec{Name: string(n.Stream(HotCheckpoints)), Partitions: partitions, Compact: true,
+		Configs: map[string]string{"cleanup.policy": "compact", "max.message.bytes": strconv.Itoa(MaxCheckpointBytes)}})
 	for _, g := range []goka.Group{StepsGroup, HotMergeGroup} {
 		specs = append(specs, Spec{
 			Name: string(n.Table(g)), Partitions: partitions, Compact: true,

@@ -75,27 +75,12 @@ func runDev(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		return exitCode(err, stderr)
 	}
 	if embeddedRedis {
-		// miniredis starts empty: replay the retained input so the boards come back. The
-		// writes are absolute values, so replaying over the kept table state is exact.
-		// The hot groups keep their windows in memory: they replay too (the loop topic's
-		// copies of replayed queries are dropped by the window's offset check).
-		resets := []struct {
-			group  goka.Group
-			stream goka.Stream
-		}{
-			{steps.Group, topics.StepsReported},
-			{topics.HotGroup, topics.SearchQueries},
-			{topics.HotGroup, kc.Names.Loop(topics.HotGroup)},
-			{topics.HotMergeGroup, topics.HotPartials},
-		}
-		for _, r := range resets {
-			stream := r.stream
-			if r.stream != kc.Names.Loop(topics.HotGroup) {
-				stream = kc.Names.Stream(r.stream)
-			}
-			if _, err := kc.ResetOffsets(ctx, kc.Names.Group(r.group), stream, time.Time{}); err != nil {
-				return exitCode(err, stderr)
-			}
+		// miniredis starts empty: replay the retained steps reports so the boards come back.
+		// The writes are absolute values, so replaying over the kept table state is exact. The
+		// hot groups need no replay: their windows come back from their checkpoints, and the
+		// next snapshot (one slide later) refills hot:search:latest.
+		if _, err := kc.ResetOffsets(ctx, kc.Names.Group(steps.Group), kc.Names.Stream(topics.StepsReported), time.Time{}); err != nil {
+			return exitCode(err, stderr)
 		}
 	}
 

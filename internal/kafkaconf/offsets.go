@@ -9,6 +9,7 @@ import (
 	"github.com/lovoo/goka"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // ResetOffsets moves a consumer group's committed offsets on topic: to the start of each
@@ -64,4 +65,80 @@ func (c Config) ResetOffsets(ctx context.Context, group goka.Group, topic goka.S
 		return nil, fmt.Errorf("kafka: commit offsets of group %s: %w", group, err)
 	}
 	return offsets, nil
+}
+
+// Clear empties a compacted topic (a processor's checkpoints or table) by writing a tombstone
+// for every key whose latest value is not one; readers that restore from it (goka's table
+// recovery, the hot group's checkpoints) then find nothing. Brokers refuse DeleteRecords on
+// compacted topics, hence tombstones. Nothing may write to the topic meanwhile.
+func (c Config) Clear(ctx context.Context, topic string) error {
+	cl, err := c.Client()
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	starts, err := adm.ListStartOffsets(ctx, topic)
+	if err == nil {
+		err = starts.Error()
+	}
+	var ends kadm.ListedOffsets
+	if err == nil {
+		ends, err = adm.ListEndOffsets(ctx, topic)
+	}
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return fmt.Errorf("kafka: clear %s: %w", topic, err)
+	}
+	from := map[string]map[int32]kgo.Offset{topic: {}}
+	left := 0
+	ends.Each(func(o kadm.ListedOffset) {
+		if s, _ := starts.Lookup(topic, o.Partition); o.Offset > s.Offset {
+			from[topic][o.Partition] = kgo.NewOffset().At(s.Offset)
+			left++
+		}
+	})
+	if left == 0 {
+		return nil
+	}
+	reader, err := c.Client(kgo.ConsumePartitions(from))
+	if err != nil {
+		return err
+	}
+	defer reader.Close()
+	live := map[int32]map[string]bool{}
+	for left > 0 {
+		fetches := reader.PollFetches(ctx)
+		if err := fetches.Err(); err != nil {
+			return fmt.Errorf("kafka: clear %s: %w", topic, err)
+		}
+		fetches.EachRecord(func(r *kgo.Record) {
+			if live[r.Partition] == nil {
+				live[r.Partition] = map[string]bool{}
+			}
+			live[r.Partition][string(r.Key)] = r.Value != nil
+			if end, _ := ends.Lookup(topic, r.Partition); r.Offset == end.Offset-1 {
+				left--
+			}
+		})
+	}
+	var tombstones []*kgo.Record
+	for part, keys := range live {
+		for k, alive := range keys {
+			if alive {
+				tombstones = append(tombstones, &kgo.Record{Topic: topic, Partition: part, Key: []byte(k)})
+			}
+		}
+	}
+	writer, err := c.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		return err
+	}
+	defer writer.Close()
+	if err := writer.ProduceSync(ctx, tombstones...).FirstErr(); err != nil {
+		return fmt.Errorf("kafka: clear %s: %w", topic, err)
+	}
+	return nil
 }

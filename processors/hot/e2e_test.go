@@ -14,13 +14,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lovoo/goka"
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rankstream/rankstream/internal/kafkaconf"
 	"github.com/rankstream/rankstream/internal/testenv"
+	"github.com/rankstream/rankstream/processors/hot"
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
 	"github.com/rankstream/rankstream/topics"
 )
@@ -214,23 +214,14 @@ func TestHotSearchSnapshotsAreExact(t *testing.T) {
 			t.Fatalf("%d dead letters, want 4", dead)
 		}
 
-		// Replay: stop, reset the hot groups to offset 0, run again. The same snapshots come
+		// Replay: stop, reset the hot groups to offset 0 without their state (hot.Replay), run again. The same snapshots come
 		// back (same rows under FINAL, none extra) and Redis holds the same latest snapshot.
 		proc.Signal(syscall.SIGTERM)
 		if err := proc.Wait(); err != nil {
 			t.Fatalf("processor did not stop cleanly: %v\n%s", err, proc.Output())
 		}
-		for _, r := range []struct {
-			group  goka.Group
-			stream goka.Stream
-		}{
-			{topics.HotGroup, kc.Names.Stream(topics.SearchQueries)},
-			{topics.HotGroup, kc.Names.Loop(topics.HotGroup)},
-			{topics.HotMergeGroup, kc.Names.Stream(topics.HotPartials)},
-		} {
-			if _, err := kc.ResetOffsets(ctx, kc.Names.Group(r.group), r.stream, time.Time{}); err != nil {
-				t.Fatal(err)
-			}
+		if err := hot.Replay(ctx, kc); err != nil {
+			t.Fatal(err)
 		}
 		restart := time.Now().UnixMilli()
 		testenv.StartProcess(t, "replay", testenv.Rankstream(t), args...)

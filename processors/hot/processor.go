@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lovoo/goka"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rankstream/rankstream/internal/kafkaconf"
 	"github.com/rankstream/rankstream/processors"
@@ -40,7 +41,10 @@ type Config struct {
 	// partitions read at different speeds (a backlog, a replay) run ahead of the slowest one.
 	Lookahead time.Duration
 	K         int // items per snapshot [100]
-	Log       *slog.Logger
+	// Checkpoint is how often (wall clock) each partition stores its window state [5 s]. After a
+	// crash or a rebalance the state is the last checkpoint plus the loop records after it.
+	Checkpoint time.Duration
+	Log        *slog.Logger
 }
 
 func (c *Config) defaults() {
@@ -61,6 +65,9 @@ func (c *Config) defaults() {
 	}
 	if c.K <= 0 {
 		c.K = 100
+	}
+	if c.Checkpoint <= 0 {
+		c.Checkpoint = 5 * time.Second
 	}
 	if c.Partitions <= 0 {
 		c.Partitions = topics.DefaultPartitions
@@ -83,44 +90,55 @@ type inputState struct {
 
 // windowState is one loop partition's window.
 type windowState struct {
-	win      *sketch.Window
-	seen     map[int32]int64     // input partition → the next input offset not yet counted
-	marks    map[int32]int64     // input partition → watermark
-	markedAt map[int32]time.Time // input partition → when its watermark last moved
-	endMs    int64               // end of the last window emitted (0: none yet)
-	created  time.Time           // when this partition's window was made (wall clock)
+	win        *sketch.Window
+	seen       map[int32]int64     // input partition → the next input offset not yet counted
+	marks      map[int32]int64     // input partition → watermark
+	markedAt   map[int32]time.Time // input partition → when its watermark last moved
+	endMs      int64               // end of the last window emitted (0: none yet)
+	loopOffset int64               // the last loop record applied (-1: none)
+	created    time.Time           // when this partition's state was made (wall clock)
+	saved      time.Time           // when it was last checkpointed
+	session    context.Context     // the goka partition session it belongs to
 }
 
 type processor struct {
-	cfg        Config
-	dlq        goka.Stream
-	partials   goka.Stream
-	markerKeys []string
-	slideMs    int64
-	mu         sync.Mutex // guards the maps below; each partition's state is used by its own goroutine only
-	inputs     map[int32]*inputState
-	windows    map[int32]*windowState
+	cfg         Config
+	dlq         goka.Stream
+	partials    string
+	checkpoints string
+	loop        string
+	io          *kafkaIO
+	markerKeys  []string
+	slideMs     int64
+	shape       shape
+	mu          sync.Mutex // guards the maps below; each partition's state is used by its own goroutine only
+	inputs      map[int32]*inputState
+	windows     map[int32]*windowState
 }
 
-// Graph returns the hot group's graph.
-func Graph(cfg Config) *goka.GroupGraph {
-	p := newProcessor(cfg)
-	return goka.DefineGroup(cfg.Names.Group(topics.HotGroup),
-		goka.Input(cfg.Names.Stream(topics.SearchQueries), topics.Raw{}, p.route),
-		goka.Loop(topics.Raw{}, p.count),
-		goka.Output(p.dlq, topics.Raw{}),
-		goka.Output(p.partials, partialCodec{}),
-	)
-}
-
-func newProcessor(cfg Config) *processor {
+func newProcessor(cfg Config, io *kafkaIO) *processor {
 	cfg.defaults()
 	p := &processor{
-		cfg: cfg, dlq: cfg.Names.Stream(topics.DLQ), partials: cfg.Names.Stream(topics.HotPartials),
-		slideMs: cfg.Slide.Milliseconds(), inputs: map[int32]*inputState{}, windows: map[int32]*windowState{},
+		cfg: cfg, dlq: cfg.Names.Stream(topics.DLQ), io: io,
+		partials:    string(cfg.Names.Stream(topics.HotPartials)),
+		checkpoints: string(cfg.Names.Stream(topics.HotCheckpoints)),
+		loop:        string(cfg.Names.Loop(topics.HotGroup)),
+		slideMs:     cfg.Slide.Milliseconds(), inputs: map[int32]*inputState{}, windows: map[int32]*windowState{},
+		shape: shape{windowMs: cfg.Window.Milliseconds(), slideMs: cfg.Slide.Milliseconds(),
+			lookaheadMs: cfg.Lookahead.Milliseconds(), k: int64(cfg.K)},
 	}
 	p.markerKeys = markerKeys(cfg.Partitions)
 	return p
+}
+
+// graph returns the hot group's graph. Partials and checkpoints are not goka outputs: they are
+// written synchronously (kafkaIO), so a checkpoint never covers a partial still in flight.
+func (p *processor) graph() *goka.GroupGraph {
+	return goka.DefineGroup(p.cfg.Names.Group(topics.HotGroup),
+		goka.Input(p.cfg.Names.Stream(topics.SearchQueries), topics.Raw{}, p.route),
+		goka.Loop(topics.Raw{}, p.count),
+		goka.Output(p.dlq, topics.Raw{}),
+	)
 }
 
 // markerKeys finds, for every partition, a key that Kafka's partitioner puts there.
@@ -139,7 +157,14 @@ func markerKeys(n int) []string {
 
 // Run runs the hot group until ctx ends.
 func Run(ctx context.Context, cfg Config, brokers []string, opts ...goka.ProcessorOption) error {
-	proc, err := goka.NewProcessor(brokers, Graph(cfg), opts...)
+	cl, err := kafkaconf.Config{Brokers: brokers}.Client(kgo.ProducerLinger(0),
+		kgo.ProducerBatchMaxBytes(topics.MaxCheckpointBytes), kgo.MaxBufferedBytes(4*topics.MaxCheckpointBytes))
+	if err != nil {
+		return fmt.Errorf("hot processor: %w", err)
+	}
+	defer cl.Close()
+	p := newProcessor(cfg, &kafkaIO{cl: cl, brokers: brokers})
+	proc, err := goka.NewProcessor(brokers, p.graph(), opts...)
 	if err != nil {
 		return fmt.Errorf("hot processor: %w", err)
 	}
@@ -178,8 +203,9 @@ func (p *processor) route(ctx goka.Context, msg any) {
 	}
 }
 
-// count adds a term to its partition's window, or takes a marker and closes the windows the
-// partition's watermark has passed, emitting their partial Top-K.
+// count applies a loop record to its partition's window: a term is counted, a marker moves its
+// input partition's watermark and closes the windows that passed. Every Checkpoint the state is
+// stored; after a restart the records it covers are skipped.
 func (p *processor) count(ctx goka.Context, msg any) {
 	value, _ := msg.([]byte)
 	r, err := decodeRecord(value)
@@ -187,25 +213,36 @@ func (p *processor) count(ctx goka.Context, msg any) {
 		processors.DeadLetter(ctx, p.dlq, value, err)
 		return
 	}
-	w, err := p.window(ctx.Partition())
+	w, err := p.window(ctx)
+	if err == nil && ctx.Offset() > w.loopOffset {
+		err = p.apply(ctx.Context(), w, ctx.Partition(), ctx.Key(), r)
+		w.loopOffset = ctx.Offset()
+		if err == nil && time.Since(w.saved) >= p.cfg.Checkpoint {
+			err = p.save(ctx.Context(), ctx.Partition(), w)
+		}
+	}
 	if err != nil {
 		ctx.Fail(err)
-		return
 	}
+}
+
+// apply applies one loop record to a window.
+func (p *processor) apply(ctx context.Context, w *windowState, partition int32, key string, r loopRecord) error {
 	switch r.kind {
 	case kindTerm:
 		if r.offset < w.seen[r.partition] {
-			return // a copy written again by a replay of the input
+			return nil // a copy written again by a replay of the input
 		}
 		w.seen[r.partition] = r.offset + 1
-		w.win.Add(ctx.Key(), time.UnixMilli(r.ms))
+		w.win.Add(key, time.UnixMilli(r.ms))
 	case kindMarker:
 		if r.ms > w.marks[r.partition] {
 			w.marks[r.partition] = r.ms
 			w.markedAt[r.partition] = time.Now()
 		}
-		p.close(ctx, w)
+		return p.close(ctx, partition, w)
 	}
+	return nil
 }
 
 // input returns an input partition's state. Only that partition's goroutine uses it; the
@@ -221,35 +258,112 @@ func (p *processor) input(partition int32, ms int64) *inputState {
 	return in
 }
 
-// window returns a loop partition's window. Only that partition's goroutine uses it; the
-// lock guards the map.
-func (p *processor) window(partition int32) (*windowState, error) {
+// window returns a loop partition's state for the current goka session. The first record of a
+// session restores it: the partition's last checkpoint, then the loop records between the
+// checkpoint and this record (committed, so goka will not deliver them again).
+func (p *processor) window(ctx goka.Context) (*windowState, error) {
+	q := ctx.Partition()
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if w := p.windows[partition]; w != nil {
+	w := p.windows[q]
+	p.mu.Unlock()
+	if w != nil && w.session.Err() == nil {
 		return w, nil
 	}
+	w, err := p.restore(ctx.Context(), q, ctx.Offset())
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	p.windows[q] = w
+	p.mu.Unlock()
+	context.AfterFunc(w.session, func() { // revoked or stopped: free the state
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.windows[q] == w {
+			delete(p.windows, q)
+		}
+	})
+	return w, nil
+}
+
+// restore builds partition q's state as it was before loop offset first.
+func (p *processor) restore(ctx context.Context, q int32, first int64) (*windowState, error) {
 	win, err := sketch.New(sketch.WithWindow(p.cfg.Window), sketch.WithSlide(p.cfg.Slide), sketch.WithK(p.cfg.K),
 		sketch.WithLookahead(p.cfg.Lookahead))
 	if err != nil {
 		return nil, fmt.Errorf("hot processor: %w", err)
 	}
-	w := &windowState{win: win, seen: map[int32]int64{}, marks: map[int32]int64{}, markedAt: map[int32]time.Time{}, created: time.Now()}
-	p.windows[partition] = w
+	now := time.Now()
+	w := &windowState{win: win, seen: map[int32]int64{}, marks: map[int32]int64{}, markedAt: map[int32]time.Time{},
+		loopOffset: -1, created: now, saved: now, session: ctx}
+	rec, err := p.io.latest(ctx, p.checkpoints, q)
+	if err != nil {
+		return nil, err
+	}
+	if rec != nil && rec.Value != nil { // nil: cleared by Replay
+		cp, err := decodeCheckpoint(rec.Value)
+		if err == nil && cp.shape == p.shape {
+			err = w.win.UnmarshalBinary(cp.window)
+		}
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("hot processor: checkpoint of partition %d at offset %d: %w", q, rec.Offset, err)
+		case cp.shape != p.shape:
+			p.log().Warn("hot: checkpoint made with another window shape; rebuilding from the loop topic",
+				"partition", q, "checkpoint", cp.shape, "configured", p.shape)
+		default:
+			w.loopOffset, w.endMs, w.seen, w.marks = cp.loopOffset, cp.endMs, cp.seen, cp.marks
+			for part := range w.marks {
+				w.markedAt[part] = now
+			}
+		}
+	}
+	if first <= w.loopOffset+1 {
+		return w, nil
+	}
+	p.log().Info("hot: catching up from the loop topic", "partition", q, "from", w.loopOffset+1, "to", first)
+	applied := 0
+	err = p.io.read(ctx, p.loop, q, w.loopOffset+1, first, func(rec *kgo.Record) error {
+		w.loopOffset = rec.Offset
+		r, err := decodeRecord(rec.Value)
+		if err != nil {
+			return nil // dead-lettered when it was first read
+		}
+		applied++
+		return p.apply(ctx, w, q, string(rec.Key), r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.log().Info("hot: caught up", "partition", q, "records", applied, "took", time.Since(now).Round(time.Millisecond))
 	return w, nil
+}
+
+// save stores partition q's state as its checkpoint.
+func (p *processor) save(ctx context.Context, q int32, w *windowState) error {
+	win, err := w.win.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("hot processor: checkpoint of partition %d: %w", q, err)
+	}
+	cp := checkpoint{loopOffset: w.loopOffset, endMs: w.endMs, shape: p.shape, seen: w.seen, marks: w.marks, window: win}
+	if err := p.io.produce(ctx, &kgo.Record{Topic: p.checkpoints, Key: []byte(p.markerKeys[q]), Value: cp.encode()}); err != nil {
+		return err
+	}
+	w.saved = time.Now()
+	return nil
 }
 
 // close emits the partial Top-K of every window whose end the watermark passed: the smallest
 // watermark over the input partitions, less the lateness. An input partition not heard from
 // for Idle (wall clock) is left out, so a partition without traffic does not stall the output.
-func (p *processor) close(ctx goka.Context, w *windowState) {
+func (p *processor) close(ctx context.Context, partition int32, w *windowState) error {
 	low := int64(-1)
 	now := time.Now()
 	for part := range int32(p.cfg.Partitions) {
 		ms, ok := w.marks[part]
 		if !ok {
 			if now.Sub(w.created) < p.cfg.Idle {
-				return // an input partition not heard from yet may still hold this window's events
+				return nil // an input partition not heard from yet may still hold this window's events
 			}
 			continue
 		}
@@ -261,12 +375,13 @@ func (p *processor) close(ctx goka.Context, w *windowState) {
 		}
 	}
 	if low < 0 {
-		return
+		return nil
 	}
 	target := (low - p.cfg.Lateness.Milliseconds()) / p.slideMs * p.slideMs
 	if w.endMs == 0 {
 		w.endMs = target - p.slideMs // the first window to emit ends at target
 	}
+	var recs []*kgo.Record
 	for end := w.endMs + p.slideMs; end <= target; end += p.slideMs {
 		w.endMs = end
 		w.win.Advance(time.UnixMilli(end))
@@ -277,8 +392,23 @@ func (p *processor) close(ctx goka.Context, w *windowState) {
 			// merge leaves it unpublished, the same way on every run.
 			continue
 		}
-		ctx.Emit(p.partials, strconv.FormatInt(end, 10), &Partial{
-			Partition: ctx.Partition(), WindowStart: start.UnixMilli(), WindowEnd: end, Items: w.win.TopK(),
+		value, err := partialCodec{}.Encode(&Partial{
+			Partition: partition, WindowStart: start.UnixMilli(), WindowEnd: end, Items: w.win.TopK(),
 		})
+		if err != nil {
+			return err
+		}
+		recs = append(recs, &kgo.Record{Topic: p.partials, Key: strconv.AppendInt(nil, end, 10), Value: value})
 	}
+	if len(recs) == 0 {
+		return nil
+	}
+	return p.io.produce(ctx, recs...)
+}
+
+func (p *processor) log() *slog.Logger {
+	if p.cfg.Log != nil {
+		return p.cfg.Log
+	}
+	return slog.Default()
 }

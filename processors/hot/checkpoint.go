@@ -1,0 +1,153 @@
+package hot
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// A checkpoint is one loop partition's whole state after the loop record at loopOffset: the
+// window, the input offsets already counted, the input watermarks and the last window end
+// emitted. With the loop records after loopOffset it rebuilds the state exactly.
+type checkpoint struct {
+	loopOffset int64
+	endMs      int64
+	shape      shape
+	seen       map[int32]int64
+	marks      map[int32]int64
+	window     []byte // sketch.Window.MarshalBinary
+}
+
+// shape is the configuration a checkpoint's window was made with; a checkpoint of another
+// shape is not used.
+type shape struct{ windowMs, slideMs, lookaheadMs, k int64 }
+
+const checkpointVersion byte = 1
+
+var errBadCheckpoint = errors.New("hot: malformed checkpoint")
+
+func (c *checkpoint) encode() []byte {
+	b := make([]byte, 0, 1+6*8+8+12*(len(c.seen)+len(c.marks))+len(c.window))
+	b = append(b, checkpointVersion)
+	for _, v := range []int64{c.loopOffset, c.endMs, c.shape.windowMs, c.shape.slideMs, c.shape.lookaheadMs, c.shape.k} {
+		b = binary.LittleEndian.AppendUint64(b, uint64(v))
+	}
+	for _, m := range []map[int32]int64{c.seen, c.marks} {
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(m)))
+		for _, part := range slices.Sorted(maps.Keys(m)) {
+			b = binary.LittleEndian.AppendUint32(b, uint32(part))
+			b = binary.LittleEndian.AppendUint64(b, uint64(m[part]))
+		}
+	}
+	return append(b, c.window...)
+}
+
+func decodeCheckpoint(b []byte) (*checkpoint, error) {
+	if len(b) < 1+6*8 || b[0] != checkpointVersion {
+		return nil, errBadCheckpoint
+	}
+	b = b[1:]
+	next := func() int64 { v := int64(binary.LittleEndian.Uint64(b)); b = b[8:]; return v }
+	c := &checkpoint{loopOffset: next(), endMs: next()}
+	c.shape = shape{windowMs: next(), slideMs: next(), lookaheadMs: next(), k: next()}
+	for _, m := range []*map[int32]int64{&c.seen, &c.marks} {
+		if len(b) < 4 {
+			return nil, errBadCheckpoint
+		}
+		n := int(binary.LittleEndian.Uint32(b))
+		b = b[4:]
+		if n > len(b)/12 {
+			return nil, errBadCheckpoint
+		}
+		*m = make(map[int32]int64, n)
+		for range n {
+			(*m)[int32(binary.LittleEndian.Uint32(b))] = int64(binary.LittleEndian.Uint64(b[4:]))
+			b = b[12:]
+		}
+	}
+	c.window = b
+	return c, nil
+}
+
+// kafkaIO writes partials and checkpoints synchronously with franz-go, so that a checkpoint is
+// stored only after every partial emitted before it, and reads a partition's latest checkpoint
+// and loop records back.
+type kafkaIO struct {
+	cl      *kgo.Client
+	brokers []string
+}
+
+// produce stores records and returns once the brokers acknowledged all of them. franz-go
+// retries until ctx ends, so a broker that is down holds the partition back (and its offsets
+// uncommitted) instead of losing a partial.
+func (k *kafkaIO) produce(ctx context.Context, recs ...*kgo.Record) error {
+	if err := k.cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		return fmt.Errorf("hot: produce to %s: %w", recs[0].Topic, err)
+	}
+	return nil
+}
+
+// latest returns the last record of a partition, or nil when the partition is empty.
+func (k *kafkaIO) latest(ctx context.Context, topic string, partition int32) (*kgo.Record, error) {
+	adm := kadm.NewClient(k.cl)
+	starts, err := adm.ListStartOffsets(ctx, topic)
+	if err == nil {
+		err = starts.Error()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("hot: start offsets of %s: %w", topic, err)
+	}
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("hot: end offsets of %s: %w", topic, err)
+	}
+	start, _ := starts.Lookup(topic, partition)
+	end, _ := ends.Lookup(topic, partition)
+	if end.Offset <= start.Offset {
+		return nil, nil
+	}
+	var last *kgo.Record
+	err = k.read(ctx, topic, partition, end.Offset-1, end.Offset, func(r *kgo.Record) error { last = r; return nil })
+	return last, err
+}
+
+// read calls fn for each record of a partition at offsets in [from, to), in order; records
+// the log no longer holds (retention, compaction) are skipped.
+func (k *kafkaIO) read(ctx context.Context, topic string, partition int32, from, to int64, fn func(*kgo.Record) error) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(k.brokers...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {partition: kgo.NewOffset().At(from)}}),
+		kgo.FetchMaxPartitionBytes(64<<20), kgo.FetchMaxBytes(64<<20))
+	if err != nil {
+		return fmt.Errorf("hot: read %s/%d: %w", topic, partition, err)
+	}
+	defer cl.Close()
+	for {
+		fetches := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := fetches.Err(); err != nil {
+			return fmt.Errorf("hot: read %s/%d: %w", topic, partition, err)
+		}
+		for _, r := range fetches.Records() {
+			if r.Offset >= to {
+				return nil
+			}
+			if err := fn(r); err != nil {
+				return err
+			}
+			if r.Offset == to-1 {
+				return nil
+			}
+		}
+	}
+}
