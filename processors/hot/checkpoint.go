@@ -14,13 +14,15 @@ import (
 
 // A checkpoint is one loop partition's whole state after the loop record at loopOffset: the
 // window, the input offsets already counted, the input watermarks and the last window end
-// emitted. With the loop records after loopOffset it rebuilds the state exactly.
+// emitted, and the input partitions' first watermarks (before a window was emitted they fix
+// the first one). With the loop records after loopOffset it rebuilds the state exactly.
 type checkpoint struct {
 	loopOffset int64
 	endMs      int64
 	shape      shape
 	seen       map[int32]int64
 	marks      map[int32]int64
+	first      map[int32]int64
 	window     []byte // sketch.Window.MarshalBinary
 }
 
@@ -38,7 +40,7 @@ func (c *checkpoint) encode() []byte {
 	for _, v := range []int64{c.loopOffset, c.endMs, c.shape.windowMs, c.shape.slideMs, c.shape.lookaheadMs, c.shape.k} {
 		b = binary.LittleEndian.AppendUint64(b, uint64(v))
 	}
-	for _, m := range []map[int32]int64{c.seen, c.marks} {
+	for _, m := range []map[int32]int64{c.seen, c.marks, c.first} {
 		b = binary.LittleEndian.AppendUint32(b, uint32(len(m)))
 		for _, part := range slices.Sorted(maps.Keys(m)) {
 			b = binary.LittleEndian.AppendUint32(b, uint32(part))
@@ -56,7 +58,7 @@ func decodeCheckpoint(b []byte) (*checkpoint, error) {
 	next := func() int64 { v := int64(binary.LittleEndian.Uint64(b)); b = b[8:]; return v }
 	c := &checkpoint{loopOffset: next(), endMs: next()}
 	c.shape = shape{windowMs: next(), slideMs: next(), lookaheadMs: next(), k: next()}
-	for _, m := range []*map[int32]int64{&c.seen, &c.marks} {
+	for _, m := range []*map[int32]int64{&c.seen, &c.marks, &c.first} {
 		if len(b) < 4 {
 			return nil, errBadCheckpoint
 		}

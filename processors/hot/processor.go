@@ -93,6 +93,7 @@ type windowState struct {
 	win        *sketch.Window
 	seen       map[int32]int64     // input partition → the next input offset not yet counted
 	marks      map[int32]int64     // input partition → watermark
+	first      map[int32]int64     // input partition → its first watermark
 	markedAt   map[int32]time.Time // input partition → when its watermark last moved
 	endMs      int64               // end of the last window emitted (0: none yet)
 	loopOffset int64               // the last loop record applied (-1: none)
@@ -184,23 +185,22 @@ func (p *processor) route(ctx goka.Context, msg any) {
 		return
 	}
 	ms := q.TS.UnixMilli()
-	ctx.Loopback(term, loopRecord{kind: kindTerm, ms: ms, partition: ctx.Partition(), offset: ctx.Offset()}.encode())
-
 	in := p.input(ctx.Partition(), ms)
 	in.maxMs = max(in.maxMs, ms)
 	// A marker whenever the window end this partition allows (newest event less the lateness,
-	// rounded down to the slide) moves: the windows it closes close at once.
+	// rounded down to the slide) moves: the windows it closes close at once. It goes before the
+	// term: a partition's first marker then reaches every loop partition before any of its
+	// terms, and the marker closes no window the term belongs to (the term is not later than
+	// the marker's event time, and windows close a lateness behind it).
 	late := p.cfg.Lateness.Milliseconds()
-	send := (in.maxMs-late)/p.slideMs > (in.markedMs-late)/p.slideMs || in.markedMs < 0
-	if send {
+	if in.markedMs < 0 || (in.maxMs-late)/p.slideMs > (in.markedMs-late)/p.slideMs {
 		in.markedMs = in.maxMs
-	}
-	if send {
 		marker := loopRecord{kind: kindMarker, ms: in.maxMs, partition: ctx.Partition()}.encode()
 		for _, k := range p.markerKeys {
 			ctx.Loopback(k, marker)
 		}
 	}
+	ctx.Loopback(term, loopRecord{kind: kindTerm, ms: ms, partition: ctx.Partition(), offset: ctx.Offset()}.encode())
 }
 
 // count applies a loop record to its partition's window: a term is counted, a marker moves its
@@ -236,6 +236,14 @@ func (p *processor) apply(ctx context.Context, w *windowState, partition int32, 
 		w.seen[r.partition] = r.offset + 1
 		w.win.Add(key, time.UnixMilli(r.ms))
 	case kindMarker:
+		if _, ok := w.first[r.partition]; !ok {
+			w.first[r.partition] = r.ms
+		}
+		if _, end := w.win.Bounds(); end.IsZero() {
+			// The partition's first record: a marker (see route). The window starts here, so
+			// it can describe every window from the first one emitted (close) on.
+			w.win.Advance(time.UnixMilli(r.ms))
+		}
 		if r.ms > w.marks[r.partition] {
 			w.marks[r.partition] = r.ms
 			w.markedAt[r.partition] = time.Now()
@@ -294,7 +302,7 @@ func (p *processor) restore(ctx context.Context, q int32, first int64) (*windowS
 		return nil, fmt.Errorf("hot processor: %w", err)
 	}
 	now := time.Now()
-	w := &windowState{win: win, seen: map[int32]int64{}, marks: map[int32]int64{}, markedAt: map[int32]time.Time{},
+	w := &windowState{win: win, seen: map[int32]int64{}, marks: map[int32]int64{}, first: map[int32]int64{}, markedAt: map[int32]time.Time{},
 		loopOffset: -1, created: now, saved: now, session: ctx}
 	rec, err := p.io.latest(ctx, p.checkpoints, q)
 	if err != nil {
@@ -312,7 +320,8 @@ func (p *processor) restore(ctx context.Context, q int32, first int64) (*windowS
 			p.log().Warn("hot: checkpoint made with another window shape; rebuilding from the loop topic",
 				"partition", q, "checkpoint", cp.shape, "configured", p.shape)
 		default:
-			w.loopOffset, w.endMs, w.seen, w.marks = cp.loopOffset, cp.endMs, cp.seen, cp.marks
+			w.loopOffset, w.endMs, w.seen, w.marks, w.first = cp.loopOffset, cp.endMs, cp.seen, cp.marks, cp.first
+			p.log().Info("hot: restored from checkpoint", "partition", q, "loop_offset", cp.loopOffset, "window_end", time.UnixMilli(cp.endMs).UTC())
 			for part := range w.marks {
 				w.markedAt[part] = now
 			}
@@ -345,7 +354,7 @@ func (p *processor) save(ctx context.Context, q int32, w *windowState) error {
 	if err != nil {
 		return fmt.Errorf("hot processor: checkpoint of partition %d: %w", q, err)
 	}
-	cp := checkpoint{loopOffset: w.loopOffset, endMs: w.endMs, shape: p.shape, seen: w.seen, marks: w.marks, window: win}
+	cp := checkpoint{loopOffset: w.loopOffset, endMs: w.endMs, shape: p.shape, seen: w.seen, marks: w.marks, first: w.first, window: win}
 	if err := p.io.produce(ctx, &kgo.Record{Topic: p.checkpoints, Key: []byte(p.markerKeys[q]), Value: cp.encode()}); err != nil {
 		return err
 	}
@@ -356,8 +365,10 @@ func (p *processor) save(ctx context.Context, q int32, w *windowState) error {
 // close emits the partial Top-K of every window whose end the watermark passed: the smallest
 // watermark over the input partitions, less the lateness. An input partition not heard from
 // for Idle (wall clock) is left out, so a partition without traffic does not stall the output.
+// The first window emitted ends at the first slide boundary not before any input partition's
+// first watermark: the same window on every partition and in every run over the same input.
 func (p *processor) close(ctx context.Context, partition int32, w *windowState) error {
-	low := int64(-1)
+	low, origin := int64(-1), int64(0)
 	now := time.Now()
 	for part := range int32(p.cfg.Partitions) {
 		ms, ok := w.marks[part]
@@ -367,6 +378,7 @@ func (p *processor) close(ctx context.Context, partition int32, w *windowState) 
 			}
 			continue
 		}
+		origin = max(origin, w.first[part])
 		if now.Sub(w.markedAt[part]) > p.cfg.Idle {
 			continue // idle: it no longer holds the windows back
 		}
@@ -379,19 +391,17 @@ func (p *processor) close(ctx context.Context, partition int32, w *windowState) 
 	}
 	target := (low - p.cfg.Lateness.Milliseconds()) / p.slideMs * p.slideMs
 	if w.endMs == 0 {
-		w.endMs = target - p.slideMs // the first window to emit ends at target
+		// The window can only move forward: when the loop's first records are gone (retention),
+		// it may have started after the origin.
+		_, started := w.win.Bounds()
+		origin = max((origin+p.slideMs-1)/p.slideMs*p.slideMs, started.UnixMilli())
+		w.endMs = origin - p.slideMs
 	}
 	var recs []*kgo.Record
 	for end := w.endMs + p.slideMs; end <= target; end += p.slideMs {
 		w.endMs = end
 		w.win.Advance(time.UnixMilli(end))
-		start, winEnd := w.win.Bounds()
-		if winEnd.UnixMilli() != end {
-			// The sketch's window already ends later: its first event came after this end (a
-			// window never moves back). This partition cannot describe the window, so the
-			// merge leaves it unpublished, the same way on every run.
-			continue
-		}
+		start, _ := w.win.Bounds()
 		value, err := partialCodec{}.Encode(&Partial{
 			Partition: partition, WindowStart: start.UnixMilli(), WindowEnd: end, Items: w.win.TopK(),
 		})
