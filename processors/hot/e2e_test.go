@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"reflect"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -72,46 +74,115 @@ type row struct {
 	Error     uint64    `ch:"error"`
 }
 
-// TestHotSearchSnapshotsAreExact: queries over 30 minutes of event time go through
-// `rankstream process` (hot group, merge group) on the real broker and kfake; every snapshot
-// written to ClickHouse holds the exact top 10 of its 5-minute window (ties at rank 10 aside),
-// each item's true count lies within its bound, the latest snapshot is in Redis, and invalid
-// queries are dead-lettered. Then a replay from offset 0 publishes the same snapshots: the
-// same rows under FINAL, none extra, and the same latest snapshot in Redis.
-func TestHotSearchSnapshotsAreExact(t *testing.T) {
+// run is one pipeline run's stores: a ClickHouse database and a Redis database of its own.
+type run struct {
+	ch      driver.Conn
+	chDB    string
+	redis   string
+	redisDB int
+}
+
+func newRun(t *testing.T, ctx context.Context) run {
+	conn, chDB := testenv.ClickHouse(t)
+	sink, err := rsclickhouse.Open(ctx, os.Getenv(testenv.EnvClickHouse), chDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Close()
+	if _, err := sink.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	addr, db := testenv.RedisAddr(t)
+	return run{ch: conn, chDB: chDB, redis: addr, redisDB: db}
+}
+
+// args returns `rankstream process` arguments writing to the run's stores.
+func (r run) args(brokers []string, prefix string, extra ...string) []string {
+	return append([]string{"process",
+		"--brokers", strings.Join(brokers, ","), "--redis", fmt.Sprintf("redis://%s/%d", r.redis, r.redisDB),
+		"--topic-prefix", prefix, "--partitions", "8", "--http", "127.0.0.1:0",
+		"--history", "--clickhouse", os.Getenv(testenv.EnvClickHouse), "--clickhouse-database", r.chDB,
+		"--hot-window", e2eWindow.String(), "--hot-slide", e2eSlide.String(), "--hot-lookahead", "2h", "--hot-k", "20"}, extra...)
+}
+
+func (r run) rows(t *testing.T, ctx context.Context) []row {
+	var rows []row
+	if err := r.ch.Select(ctx, &rows, "SELECT window_end, rank, item, count, error FROM "+r.chDB+".topk_history FINAL WHERE stream = 'search' ORDER BY window_end, rank"); err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// waitAll waits until ClickHouse holds every window up to lastEnd, one slide apart.
+func (r run) waitAll(t *testing.T, ctx context.Context, lastEnd time.Time, procs ...*testenv.Process) []row {
+	var rows []row
+	testenv.WaitFor(t, 5*time.Minute, "every window up to "+lastEnd.String()+" in ClickHouse", func() bool {
+		for _, p := range procs {
+			if err := p.Exited(); err != nil {
+				t.Fatalf("%s exited: %v\n%s", p.Name, err, p.Output())
+			}
+		}
+		rows = r.rows(t, ctx)
+		return complete(rows) && !rows[len(rows)-1].WindowEnd.Before(lastEnd)
+	})
+	return rows
+}
+
+func (r run) latest(t *testing.T, ctx context.Context) topics.TopKSnapshot {
+	rdb := goredis.NewClient(&goredis.Options{Addr: r.redis, DB: r.redisDB})
+	defer rdb.Close()
+	var s topics.TopKSnapshot
+	raw, err := rdb.Get(ctx, "hot:search:latest").Bytes()
+	if err == nil {
+		err = json.Unmarshal(raw, &s)
+	}
+	if err != nil {
+		t.Fatalf("hot:search:latest: %v %s", err, raw)
+	}
+	s.GeneratedAt = time.Time{}
+	return s
+}
+
+const (
+	e2eWindow = time.Hour
+	e2eSlide  = 5 * time.Second
+)
+
+// TestHotSearch: 1M queries over 2 hours of event time, with two planted terms that rise and
+// fall, go through `rankstream process` (hot group, merge group) on the real broker and kfake.
+//   - Every snapshot in ClickHouse holds the exact top 10 of its one-hour window (ties at rank
+//     10 aside), every item's true count lies within its bound, the latest snapshot is in
+//     Redis, and invalid queries are dead-lettered.
+//   - Replay: a replay from offset 0 (hot.Replay) publishes the same snapshots again: the same
+//     rows under FINAL, none extra, the same latest snapshot in Redis.
+//   - Crash: a process killed with SIGKILL mid-stream and started again publishes the same
+//     snapshots as the uninterrupted run (stores of its own).
+//   - Two instances sharing the 8 partitions publish the same snapshots as one.
+func TestHotSearch(t *testing.T) {
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
-		const window, slide = 5 * time.Minute, 5 * time.Second
 		prefix := testenv.UniqueName(t, "hot") + "."
 		kc := kafkaconf.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 		defer cancel()
 		if _, err := kc.EnsureTopics(ctx, true); err != nil {
 			t.Fatal(err)
 		}
-		conn, chDB := testenv.ClickHouse(t)
-		chAddr := os.Getenv(testenv.EnvClickHouse)
-		sink, err := rsclickhouse.Open(ctx, chAddr, chDB)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer sink.Close()
-		if _, err := sink.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
-		redisAddr, redisDB := testenv.RedisAddr(t)
-
-		start := time.Now().Add(-time.Hour).Truncate(time.Minute)
-		queries := generate(100_000, start, 30*time.Minute)
-		cl, err := kc.Client(kgo.ProducerLinger(5 * time.Millisecond))
+		start := time.Now().Add(-3 * time.Hour).Truncate(time.Minute)
+		queries := generate(1_000_000, start, 2*time.Hour)
+		cl, err := kc.Client(kgo.ProducerLinger(5*time.Millisecond), kgo.MaxBufferedRecords(1<<20))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer cl.Close()
 		rng := rand.New(rand.NewPCG(1, 2))
 		topic := string(kc.Names.Stream(topics.SearchQueries))
+		newest := map[int32]int64{}
 		for i, q := range queries {
-			v, _ := json.Marshal(map[string]any{"query": spell(rng, q.term), "ts": q.ms, "user_id": fmt.Sprint("u", i%997)})
-			cl.Produce(ctx, &kgo.Record{Topic: topic, Key: []byte(fmt.Sprint("u", i%997)), Value: v}, nil)
+			user := fmt.Sprint("u", i%997)
+			v, _ := json.Marshal(map[string]any{"query": spell(rng, q.term), "ts": q.ms, "user_id": user})
+			cl.Produce(ctx, &kgo.Record{Topic: topic, Key: []byte(user), Value: v}, nil)
+			p := kafkaconf.PartitionOf(user, 8)
+			newest[p] = max(newest[p], q.ms)
 		}
 		for _, bad := range []string{`{"query":"   ","ts":1}`, `{"query":"x"}`, `not json`, `{"query":"` + strings.Repeat("a", 300) + `","ts":1}`} {
 			cl.Produce(ctx, &kgo.Record{Topic: topic, Key: []byte("bad"), Value: []byte(bad)}, nil)
@@ -119,90 +190,19 @@ func TestHotSearchSnapshotsAreExact(t *testing.T) {
 		if err := cl.Flush(ctx); err != nil {
 			t.Fatal(err)
 		}
-
-		args := []string{"process",
-			"--brokers", strings.Join(brokers, ","), "--redis", fmt.Sprintf("redis://%s/%d", redisAddr, redisDB),
-			"--topic-prefix", prefix, "--partitions", "8", "--http", "127.0.0.1:0", "--log-level", "warn",
-			"--history", "--clickhouse", chAddr, "--clickhouse-database", chDB,
-			"--hot-window", window.String(), "--hot-slide", slide.String(), "--hot-lookahead", "40m", "--hot-k", "20"}
-		proc := testenv.StartProcess(t, "processor", testenv.Rankstream(t), args...)
-
 		// Windows close up to the slowest input partition's newest event less the lateness.
-		newest := map[int32]int64{}
-		for i, q := range queries {
-			p := kafkaconf.PartitionOf(fmt.Sprint("u", i%997), 8)
-			newest[p] = max(newest[p], q.ms)
-		}
-		slowest := int64(-1)
-		for _, ms := range newest {
-			if slowest < 0 || ms < slowest {
-				slowest = ms
-			}
-		}
-		lastEnd := time.UnixMilli((slowest - 2000) / slide.Milliseconds() * slide.Milliseconds())
-		var rows []row
-		deadline := time.Now().Add(3 * time.Minute)
-		for {
-			rows = rows[:0]
-			err := conn.Select(ctx, &rows, "SELECT window_end, rank, item, count, error FROM "+chDB+".topk_history FINAL WHERE stream = 'search' ORDER BY window_end, rank")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if complete(rows, slide) && !rows[len(rows)-1].WindowEnd.Before(lastEnd) {
-				break // the merge partitions publish in parallel: wait for every window
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("after 3 minutes ClickHouse has %d rows; the last window should end at %s", len(rows), lastEnd)
-			}
-			time.Sleep(500 * time.Millisecond)
-		}
+		slowest := slices.Min(slices.Collect(maps.Values(newest)))
+		lastEnd := time.UnixMilli((slowest - 2000) / e2eSlide.Milliseconds() * e2eSlide.Milliseconds())
 
-		byEnd := map[int64][]row{}
-		for _, r := range rows {
-			byEnd[r.WindowEnd.UnixMilli()] = append(byEnd[r.WindowEnd.UnixMilli()], r)
-		}
-		checked := 0
-		for endMs, snap := range byEnd {
-			exact := map[string]uint64{}
-			for _, q := range queries {
-				if q.ms >= endMs-window.Milliseconds() && q.ms < endMs {
-					exact[q.term]++
-				}
-			}
-			counts := make([]uint64, 0, len(exact))
-			for _, c := range exact {
-				counts = append(counts, c)
-			}
-			slices.SortFunc(counts, func(a, b uint64) int { return cmp.Compare(b, a) })
-			if len(counts) == 0 {
-				t.Fatalf("a snapshot for the window ending %s, which holds no query", time.UnixMilli(endMs))
-			}
-			tenth := counts[min(9, len(counts)-1)]
-			for _, r := range snap {
-				truth := exact[r.Item]
-				if truth > r.Count || truth < r.Count-r.Error {
-					t.Fatalf("window ending %s: %q true count %d outside [%d, %d]", time.UnixMilli(endMs), r.Item, truth, r.Count-r.Error, r.Count)
-				}
-				if r.Rank <= 10 && truth < tenth {
-					t.Fatalf("window ending %s: %q at rank %d has %d, below the exact 10th count %d", time.UnixMilli(endMs), r.Item, r.Rank, truth, tenth)
-				}
-			}
-			checked++
-		}
-		t.Logf("%d snapshots checked against exact counts", checked)
-		if checked < 200 {
-			t.Fatalf("only %d snapshots", checked)
-		}
-
-		rdb := goredis.NewClient(&goredis.Options{Addr: redisAddr, DB: redisDB})
-		defer rdb.Close()
-		var latest topics.TopKSnapshot
-		raw, err := rdb.Get(ctx, "hot:search:latest").Bytes()
-		if err == nil {
-			err = json.Unmarshal(raw, &latest)
-		}
-		if err != nil || latest.WindowEnd.Before(lastEnd) || len(latest.Items) == 0 {
-			t.Fatalf("hot:search:latest: %v %s", err, raw)
+		first := newRun(t, ctx)
+		began := time.Now()
+		proc := testenv.StartProcess(t, "processor", testenv.Rankstream(t), first.args(brokers, prefix, "--log-level", "warn")...)
+		rows := first.waitAll(t, ctx, lastEnd, proc)
+		t.Logf("uninterrupted run: %d queries, %d rows in %s", len(queries), len(rows), time.Since(began).Round(time.Second))
+		checkExact(t, rows, queries)
+		latest := first.latest(t, ctx)
+		if latest.WindowEnd.Before(lastEnd) || len(latest.Items) == 0 {
+			t.Fatalf("hot:search:latest is %+v, want the window ending %s", latest, lastEnd)
 		}
 		ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, string(kc.Names.Stream(topics.DLQ)))
 		if err != nil {
@@ -213,49 +213,145 @@ func TestHotSearchSnapshotsAreExact(t *testing.T) {
 		if dead != 4 {
 			t.Fatalf("%d dead letters, want 4", dead)
 		}
+		stop(t, proc)
 
-		// Replay: stop, reset the hot groups to offset 0 without their state (hot.Replay), run again. The same snapshots come
-		// back (same rows under FINAL, none extra) and Redis holds the same latest snapshot.
-		proc.Signal(syscall.SIGTERM)
-		if err := proc.Wait(); err != nil {
-			t.Fatalf("processor did not stop cleanly: %v\n%s", err, proc.Output())
-		}
-		if err := hot.Replay(ctx, kc); err != nil {
-			t.Fatal(err)
-		}
-		restart := time.Now().UnixMilli()
-		testenv.StartProcess(t, "replay", testenv.Rankstream(t), args...)
-		testenv.WaitFor(t, 3*time.Minute, "every snapshot published again", func() bool {
-			var v []struct {
-				V uint64 `ch:"v"`
+		t.Run("replay", func(t *testing.T) {
+			if err := hot.Replay(ctx, kc); err != nil {
+				t.Fatal(err)
 			}
-			err := conn.Select(ctx, &v, "SELECT min(v) AS v FROM (SELECT window_end, max(version) AS v FROM "+chDB+".topk_history GROUP BY window_end)")
-			return err == nil && len(v) == 1 && v[0].V >= uint64(restart)
+			restart := time.Now().UnixMilli()
+			proc := testenv.StartProcess(t, "replay", testenv.Rankstream(t), first.args(brokers, prefix, "--log-level", "warn")...)
+			testenv.WaitFor(t, 5*time.Minute, "every snapshot published again", func() bool {
+				var v []struct {
+					V uint64 `ch:"v"`
+				}
+				err := first.ch.Select(ctx, &v, "SELECT min(v) AS v FROM (SELECT window_end, max(version) AS v FROM "+first.chDB+".topk_history GROUP BY window_end)")
+				return err == nil && len(v) == 1 && v[0].V >= uint64(restart)
+			})
+			sameRows(t, rows, first.rows(t, ctx))
+			if again := first.latest(t, ctx); !reflect.DeepEqual(again, latest) {
+				t.Fatalf("replay: latest snapshot %+v, first run %+v", again, latest)
+			}
+			stop(t, proc)
 		})
-		var again []row
-		if err := conn.Select(ctx, &again, "SELECT window_end, rank, item, count, error FROM "+chDB+".topk_history FINAL WHERE stream = 'search' ORDER BY window_end, rank"); err != nil {
-			t.Fatal(err)
-		}
-		if !slices.EqualFunc(rows, again, func(a, b row) bool {
-			return a.WindowEnd.Equal(b.WindowEnd) && a.Rank == b.Rank && a.Item == b.Item && a.Count == b.Count && a.Error == b.Error
-		}) {
-			t.Fatalf("replay: %d rows under FINAL, first run %d, or different content", len(again), len(rows))
-		}
-		var replayed topics.TopKSnapshot
-		raw, err = rdb.Get(ctx, "hot:search:latest").Bytes()
-		if err == nil {
-			err = json.Unmarshal(raw, &replayed)
-		}
-		replayed.GeneratedAt = latest.GeneratedAt
-		if err != nil || !reflect.DeepEqual(replayed, latest) {
-			t.Fatalf("replay: latest snapshot %+v, first run %+v (%v)", replayed, latest, err)
-		}
+
+		t.Run("kill -9", func(t *testing.T) {
+			if err := hot.Replay(ctx, kc); err != nil {
+				t.Fatal(err)
+			}
+			crash := newRun(t, ctx)
+			args := crash.args(brokers, prefix, "--log-level", "info", "--hot-checkpoint", "1s")
+			proc := testenv.StartProcess(t, "doomed", testenv.Rankstream(t), args...)
+			third := rows[len(rows)/3].WindowEnd
+			testenv.WaitFor(t, 5*time.Minute, "a third of the windows published", func() bool {
+				r := crash.rows(t, ctx)
+				return len(r) > 0 && !r[len(r)-1].WindowEnd.Before(third)
+			})
+			proc.Signal(syscall.SIGKILL)
+			_ = proc.Wait()
+			restarted := testenv.StartProcess(t, "restarted", testenv.Rankstream(t), args...)
+			sameRows(t, rows, crash.waitAll(t, ctx, lastEnd, restarted))
+			if !strings.Contains(restarted.Output(), "hot: restored from checkpoint") {
+				t.Fatalf("the restarted process restored no checkpoint:\n%s", restarted.Output())
+			}
+			if got := crash.latest(t, ctx); !reflect.DeepEqual(got, latest) {
+				t.Fatalf("after the crash: latest snapshot %+v, uninterrupted run %+v", got, latest)
+			}
+			stop(t, restarted)
+		})
+
+		t.Run("two instances", func(t *testing.T) {
+			if err := hot.Replay(ctx, kc); err != nil {
+				t.Fatal(err)
+			}
+			two := newRun(t, ctx)
+			a := testenv.StartProcess(t, "instance-a", testenv.Rankstream(t), two.args(brokers, prefix, "--log-level", "warn")...)
+			b := testenv.StartProcess(t, "instance-b", testenv.Rankstream(t), two.args(brokers, prefix, "--log-level", "warn")...)
+			sameRows(t, rows, two.waitAll(t, ctx, lastEnd, a, b))
+			if got := two.latest(t, ctx); !reflect.DeepEqual(got, latest) {
+				t.Fatalf("two instances: latest snapshot %+v, one instance %+v", got, latest)
+			}
+			stop(t, a)
+			stop(t, b)
+		})
 	})
+}
+
+func stop(t *testing.T, p *testenv.Process) {
+	t.Helper()
+	p.Signal(syscall.SIGTERM)
+	if err := p.Wait(); err != nil {
+		t.Fatalf("%s did not stop cleanly: %v\n%s", p.Name, err, p.Output())
+	}
+}
+
+// checkExact compares every snapshot with exact counts of its window, computed by sliding
+// over the queries (in time order).
+func checkExact(t *testing.T, rows []row, queries []query) {
+	t.Helper()
+	byEnd := map[int64][]row{}
+	for _, r := range rows {
+		byEnd[r.WindowEnd.UnixMilli()] = append(byEnd[r.WindowEnd.UnixMilli()], r)
+	}
+	exact := map[string]uint64{}
+	lo, hi := 0, 0
+	for _, endMs := range slices.Sorted(maps.Keys(byEnd)) {
+		for ; hi < len(queries) && queries[hi].ms < endMs; hi++ {
+			exact[queries[hi].term]++
+		}
+		for ; lo < hi && queries[lo].ms < endMs-e2eWindow.Milliseconds(); lo++ {
+			if exact[queries[lo].term]--; exact[queries[lo].term] == 0 {
+				delete(exact, queries[lo].term)
+			}
+		}
+		if len(exact) == 0 {
+			t.Fatalf("a snapshot for the window ending %s, which holds no query", time.UnixMilli(endMs))
+		}
+		counts := slices.SortedFunc(maps.Values(exact), func(a, b uint64) int { return cmp.Compare(b, a) })
+		tenth := counts[min(9, len(counts)-1)]
+		top := map[string]bool{}
+		for _, r := range byEnd[endMs] {
+			truth := exact[r.Item]
+			if truth > r.Count || truth < r.Count-r.Error {
+				t.Fatalf("window ending %s: %q true count %d outside [%d, %d]", time.UnixMilli(endMs), r.Item, truth, r.Count-r.Error, r.Count)
+			}
+			if r.Rank <= 10 {
+				if truth < tenth {
+					t.Fatalf("window ending %s: %q at rank %d has %d, below the exact 10th count %d", time.UnixMilli(endMs), r.Item, r.Rank, truth, tenth)
+				}
+				top[r.Item] = true
+			}
+		}
+		for term, c := range exact {
+			if c > tenth && !top[term] {
+				t.Fatalf("window ending %s: %q (%d) is in the exact top 10 but not in the snapshot's", time.UnixMilli(endMs), term, c)
+			}
+		}
+	}
+	t.Logf("%d snapshots checked against exact counts", len(byEnd))
+	if len(byEnd) < 1000 {
+		t.Fatalf("only %d snapshots", len(byEnd))
+	}
+}
+
+// sameRows fails unless got holds exactly the snapshots of want.
+func sameRows(t *testing.T, want, got []row) {
+	t.Helper()
+	if !slices.EqualFunc(want, got, func(a, b row) bool {
+		return a.WindowEnd.Equal(b.WindowEnd) && a.Rank == b.Rank && a.Item == b.Item && a.Count == b.Count && a.Error == b.Error
+	}) {
+		for i := range min(len(want), len(got)) {
+			if a, b := want[i], got[i]; !a.WindowEnd.Equal(b.WindowEnd) || a.Rank != b.Rank || a.Item != b.Item || a.Count != b.Count || a.Error != b.Error {
+				t.Fatalf("%d rows, want %d; first difference at row %d: %+v, want %+v", len(got), len(want), i, b, a)
+			}
+		}
+		t.Fatalf("%d rows, want %d", len(got), len(want))
+	}
 }
 
 // complete tells whether rows (ordered by window end) hold every window from the first to the
 // last, one slide apart.
-func complete(rows []row, slide time.Duration) bool {
+func complete(rows []row) bool {
 	if len(rows) == 0 {
 		return false
 	}
@@ -264,5 +360,5 @@ func complete(rows []row, slide time.Duration) bool {
 		ends[r.WindowEnd.UnixMilli()] = true
 	}
 	span := rows[len(rows)-1].WindowEnd.Sub(rows[0].WindowEnd)
-	return len(ends) == int(span/slide)+1
+	return len(ends) == int(span/e2eSlide)+1
 }
