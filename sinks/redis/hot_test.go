@@ -119,7 +119,7 @@ func TestHotWriterStoresTheContractJSON(t *testing.T) {
 	w := rsredis.NewHotWriter(rdb)
 	s := snap(0, 1796040007013, "weather", "snow storm")
 	s.Stream = "" // the default stream
-	s.Missing = []int32{5}
+	s.MissingPartitions = []int32{5}
 	if ok, err := w.Write(context.Background(), s); err != nil || !ok {
 		t.Fatalf("Write = %v, %v", ok, err)
 	}
