@@ -19,8 +19,8 @@ import (
 
 // hotFlags shape the hot-search pipeline.
 type hotFlags struct {
-	window, slide, lateness, idle, lookahead time.Duration
-	k                                        int
+	window, slide, lateness, idle, lookahead, mergeWait time.Duration
+	k                                                   int
 }
 
 func (h *hotFlags) register(fs *flag.FlagSet) {
@@ -30,11 +30,12 @@ func (h *hotFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&h.idle, "hot-idle", 30*time.Second, "hot search: an input partition silent this long (wall clock) stops holding windows back")
 	fs.DurationVar(&h.lookahead, "hot-lookahead", 5*time.Minute, "hot search: how far ahead of the closing window events are kept (input partitions read at different speeds); later ones are dropped")
 	fs.IntVar(&h.k, "hot-k", 100, "hot search: items per snapshot")
+	fs.DurationVar(&h.mergeWait, "hot-merge-wait", 10*time.Second, "hot search: how long (wall clock) a window waits for its missing partitions before it is published without them (missing_partitions); a late partial publishes it again")
 }
 
 func (h *hotFlags) config(kc kafkaconf.Config, log *slog.Logger) hot.Config {
 	return hot.Config{Names: kc.Names, Partitions: kc.Partitions, Window: h.window, Slide: h.slide,
-		Lateness: h.lateness, Idle: h.idle, Lookahead: h.lookahead, K: h.k, Log: log}
+		Lateness: h.lateness, Idle: h.idle, Lookahead: h.lookahead, K: h.k, MergeWait: h.mergeWait, Log: log}
 }
 
 // runHotPipeline runs the hot group and its merge group until ctx ends.

@@ -40,6 +40,9 @@ type Config struct {
 	// partitions read at different speeds (a backlog, a replay) run ahead of the slowest one.
 	Lookahead time.Duration
 	K         int // items per snapshot [100]
+	// MergeWait is how long (wall clock, from its first partial reaching the merge) a window
+	// waits for its missing partitions before it is published without them [10 s].
+	MergeWait time.Duration
 	Log       *slog.Logger
 }
 
@@ -61,6 +64,9 @@ func (c *Config) defaults() {
 	}
 	if c.K <= 0 {
 		c.K = 100
+	}
+	if c.MergeWait <= 0 {
+		c.MergeWait = 10 * time.Second
 	}
 	if c.Partitions <= 0 {
 		c.Partitions = topics.DefaultPartitions
