@@ -246,6 +246,7 @@ func TestHotSearchSnapshotsAreExact(t *testing.T) {
 		}
 		partialsTopic := string(kc.Names.Stream(topics.HotPartials))
 		firstRun := endOffsets(t, ctx, cl, partialsTopic)
+		restart := time.Now().UnixMilli()
 		testenv.StartProcess(t, "replay", testenv.Rankstream(t), args...)
 		// In topic order: once a group committed its input, what it sent is in the next topic.
 		processed(t, ctx, cl, kc.Names.Group(topics.HotGroup), string(kc.Names.Stream(topics.SearchQueries)))
@@ -262,7 +263,13 @@ func TestHotSearchSnapshotsAreExact(t *testing.T) {
 			t.Fatalf("replay: complete windows differ under FINAL: %d rows, first run %d", len(again), len(rows))
 		}
 		if n := countRows(t, conn, firstComplete); n != written {
-			t.Fatalf("replay: %d rows stored for the complete windows, first run %d: published again", n, written)
+			var twice []struct {
+				WindowEnd time.Time `ch:"window_end"`
+				Versions  []string  `ch:"versions"`
+			}
+			_ = conn.Select(ctx, &twice, "SELECT window_end, groupUniqArray(concat(toString("+rsclickhouse.TopKMissingSQL+"), ' missing at ', toString("+
+				rsclickhouse.TopKGeneratedAtSQL+"))) AS versions FROM topk_history WHERE window_end >= ? GROUP BY window_end HAVING length(versions) > 1 ORDER BY window_end", firstComplete)
+			t.Fatalf("replay: %d rows stored for the complete windows, first run %d: published again (restart at %d): %v", n, written, restart, twice)
 		}
 		var replayed topics.TopKSnapshot
 		raw, err = rdb.Get(ctx, "hot:search:latest").Bytes()
