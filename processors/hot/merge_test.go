@@ -129,12 +129,12 @@ func TestMergeWaitsThenPublishesMissingPartitions(t *testing.T) {
 
 		// (iii) partials sent again for both complete windows: nothing is published, neither
 		// now nor after the wait (no entry waits for the other partitions again).
-		rows := stored(t, conn)
+		rows := countRows(t, conn, time.Unix(0, 0))
 		send(w1, 1)
 		send(w2, 2, 3)
 		processed(t, ctx, cl, kc.Names.Group(topics.HotMergeGroup), partialsTopic)
 		time.Sleep(wait + 500*time.Millisecond) // the wait and two sweeps (every wait/4)
-		if got := stored(t, conn); got != rows {
+		if got := countRows(t, conn, time.Unix(0, 0)); got != rows {
 			t.Fatalf("partials sent again added rows to topk_history: %d, before %d", got, rows)
 		}
 		if again := latestIs(w2, "[]"); !again.GeneratedAt.Equal(s2.GeneratedAt) {
@@ -151,14 +151,11 @@ func mergePartial(end int64, p int32) hot.Partial {
 }
 
 func itemNames(s topics.TopKSnapshot) string {
-	var out string
+	names := make([]string, len(s.Items))
 	for i, it := range s.Items {
-		if i > 0 {
-			out += " "
-		}
-		out += it.Item
+		names[i] = it.Item
 	}
-	return out
+	return strings.Join(names, " ")
 }
 
 // finalRows describes the window ending at end as ClickHouse shows it under FINAL: the
@@ -184,21 +181,11 @@ func finalRows(t *testing.T, conn driver.Conn, end int64) string {
 	return out
 }
 
-// stored counts topk_history's rows as written, before any replacement.
-func stored(t *testing.T, conn driver.Conn) uint64 {
-	t.Helper()
-	var n uint64
-	if err := conn.QueryRow(context.Background(), "SELECT count() FROM topk_history").Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 // processed waits until group has committed every record of topic.
 func processed(t *testing.T, ctx context.Context, cl *kgo.Client, group goka.Group, topic string) {
 	t.Helper()
 	adm := kadm.NewClient(cl)
-	testenv.WaitFor(t, 30*time.Second, "the merge group to commit every partial", func() bool {
+	testenv.WaitFor(t, 2*time.Minute, fmt.Sprintf("group %s to commit every record of %s", group, topic), func() bool {
 		ends, err := adm.ListEndOffsets(ctx, topic)
 		if err != nil {
 			return false
