@@ -35,8 +35,8 @@ type TopKItem struct {
 //	 "items":[{"item":"weather","count":1200,"error":3}],"missing_partitions":[5]}
 //
 // Times are written in SnapshotTimeFormat (UTC, milliseconds; finer digits are dropped) and
-// read in any RFC 3339 form. "items" is always present, possibly empty; "missing_partitions"
-// only when partitions were missing.
+// read in any RFC 3339 form. "items" and "missing_partitions" are always present, possibly
+// empty: a snapshot of every partition has "missing_partitions":[].
 type TopKSnapshot struct {
 	// Stream names the Top-K stream, e.g. SearchStream.
 	Stream string
@@ -44,43 +44,47 @@ type TopKSnapshot struct {
 	WindowStart, WindowEnd time.Time
 	// GeneratedAt is the wall-clock time at which the snapshot was computed.
 	GeneratedAt time.Time
-	// Version orders snapshots of the same window. The hot pipeline sets it to WindowEnd in
-	// Unix milliseconds, so a replay publishes identical snapshots (a store that already holds
-	// one leaves it as it is); a writer that recomputes a window with other content must use a
-	// larger version to replace it. Across windows WindowEnd decides: a snapshot of a later
-	// window wins whatever its version. It must be in [0, 2^53).
+	// Version orders snapshots of the same window that miss as many partitions. The hot
+	// pipeline sets it to WindowEnd in Unix milliseconds, so a replay publishes identical
+	// snapshots; a writer that recomputes a window with other content must use a larger
+	// version to replace it. Across windows WindowEnd decides: a snapshot of a later window
+	// wins whatever its version; within a window, the one missing fewer partitions wins
+	// whatever its version. It must be in [0, 2^53).
 	Version int64
 	// Items are the Top-K items by count descending (item ascending on ties).
 	Items []TopKItem
-	// Missing lists, ascending, the partitions whose partial Top-K had not arrived when the
-	// merge's wait ran out; nil when every partition reported.
-	Missing []int32
+	// MissingPartitions lists, ascending, the partitions whose partial Top-K had not arrived
+	// when the merge's wait ran out; nil (written as []) when every partition reported.
+	MissingPartitions []int32
 }
 
 // topKWire is the JSON form of TopKSnapshot.
 type topKWire struct {
-	Stream      string     `json:"stream"`
-	WindowStart string     `json:"window_start"`
-	WindowEnd   string     `json:"window_end"`
-	GeneratedAt string     `json:"generated_at"`
-	Version     int64      `json:"version"`
-	Items       []TopKItem `json:"items"`
-	Missing     []int32    `json:"missing_partitions,omitempty"`
+	Stream            string     `json:"stream"`
+	WindowStart       string     `json:"window_start"`
+	WindowEnd         string     `json:"window_end"`
+	GeneratedAt       string     `json:"generated_at"`
+	Version           int64      `json:"version"`
+	Items             []TopKItem `json:"items"`
+	MissingPartitions []int32    `json:"missing_partitions"`
 }
 
 // MarshalJSON writes the contract's JSON form.
 func (s TopKSnapshot) MarshalJSON() ([]byte, error) {
 	w := topKWire{
-		Stream:      s.Stream,
-		WindowStart: FormatSnapshotTime(s.WindowStart),
-		WindowEnd:   FormatSnapshotTime(s.WindowEnd),
-		GeneratedAt: FormatSnapshotTime(s.GeneratedAt),
-		Version:     s.Version,
-		Items:       s.Items,
-		Missing:     s.Missing,
+		Stream:            s.Stream,
+		WindowStart:       FormatSnapshotTime(s.WindowStart),
+		WindowEnd:         FormatSnapshotTime(s.WindowEnd),
+		GeneratedAt:       FormatSnapshotTime(s.GeneratedAt),
+		Version:           s.Version,
+		Items:             s.Items,
+		MissingPartitions: s.MissingPartitions,
 	}
 	if w.Items == nil {
 		w.Items = []TopKItem{}
+	}
+	if w.MissingPartitions == nil {
+		w.MissingPartitions = []int32{}
 	}
 	b, err := json.Marshal(w)
 	if err != nil {
@@ -111,7 +115,10 @@ func (s *TopKSnapshot) UnmarshalJSON(b []byte) error {
 		}
 		*f.dst = t.UTC()
 	}
-	v.Stream, v.Version, v.Items, v.Missing = w.Stream, w.Version, w.Items, w.Missing
+	v.Stream, v.Version, v.Items = w.Stream, w.Version, w.Items
+	if len(w.MissingPartitions) > 0 {
+		v.MissingPartitions = w.MissingPartitions // empty stays nil: complete is nil however it was written
+	}
 	*s = v
 	return nil
 }
@@ -122,7 +129,8 @@ func FormatSnapshotTime(t time.Time) string { return t.UTC().Format(SnapshotTime
 // Validate checks what the Redis sink and the readers rely on: a stream name usable in a Redis
 // key, a window that ends after it starts, times between the years 1970 and 9999, a version
 // and counts below 2^53, items that are distinct, non-empty, by count descending, with an
-// error no larger than their count.
+// error no larger than their count, and missing partitions ascending, distinct and not
+// negative.
 func (s *TopKSnapshot) Validate() error {
 	if err := checkStreamName(s.Stream); err != nil {
 		return err
@@ -158,6 +166,11 @@ func (s *TopKSnapshot) Validate() error {
 				it.Item, it.Count, s.Items[i-1].Item, s.Items[i-1].Count)
 		}
 		seen[it.Item] = struct{}{}
+	}
+	for i, p := range s.MissingPartitions {
+		if p < 0 || i > 0 && p <= s.MissingPartitions[i-1] {
+			return fmt.Errorf("topk snapshot: missing partitions %v: want distinct partitions, ascending, not negative", s.MissingPartitions)
+		}
 	}
 	return nil
 }

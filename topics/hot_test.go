@@ -20,7 +20,7 @@ func TestTopKSnapshotJSON(t *testing.T) {
 	s := testSnapshot()
 	// Other zones and sub-millisecond digits are written as UTC milliseconds.
 	s.GeneratedAt = s.GeneratedAt.Add(999 * time.Microsecond).In(time.FixedZone("x", 8*3600))
-	s.Missing = []int32{2, 5}
+	s.MissingPartitions = []int32{2, 5}
 	b, err := json.Marshal(s)
 	if err != nil {
 		t.Fatal(err)
@@ -41,12 +41,21 @@ func TestTopKSnapshotJSON(t *testing.T) {
 	}
 }
 
+// TestTopKSnapshotJSONEmpty: "items" and "missing_partitions" are written even when empty, and
+// a complete snapshot reads back with nil missing partitions however it was written, so that
+// a replayed snapshot compares equal to the first one.
 func TestTopKSnapshotJSONEmpty(t *testing.T) {
 	s := testSnapshot()
 	s.Items = nil
 	b, _ := json.Marshal(&s)
-	if !strings.Contains(string(b), `"items":[]`) || strings.Contains(string(b), "missing_partitions") {
+	if !strings.Contains(string(b), `"items":[]`) || !strings.Contains(string(b), `"missing_partitions":[]`) {
 		t.Fatalf("marshal of an empty snapshot: %s", b)
+	}
+	for _, in := range []string{string(b), strings.Replace(string(b), `,"missing_partitions":[]`, "", 1)} {
+		var back TopKSnapshot
+		if err := json.Unmarshal([]byte(in), &back); err != nil || back.MissingPartitions != nil {
+			t.Fatalf("%s read back with missing partitions %#v (%v)", in, back.MissingPartitions, err)
+		}
 	}
 }
 
@@ -92,6 +101,11 @@ func TestTopKSnapshotValidate(t *testing.T) {
 	if s := testSnapshot(); s.Validate() != nil {
 		t.Fatalf("valid snapshot rejected: %v", s.Validate())
 	}
+	partial := testSnapshot()
+	partial.MissingPartitions = []int32{0, 3, 7}
+	if err := partial.Validate(); err != nil {
+		t.Fatalf("snapshot with missing partitions rejected: %v", err)
+	}
 	bad := []struct {
 		name   string
 		mutate func(*TopKSnapshot)
@@ -111,6 +125,9 @@ func TestTopKSnapshotValidate(t *testing.T) {
 		{"item twice", func(s *TopKSnapshot) { s.Items[2].Item = "weather" }, "twice"},
 		{"empty item", func(s *TopKSnapshot) { s.Items[0].Item = "" }, "empty"},
 		{"not by count descending", func(s *TopKSnapshot) { s.Items[2].Count = 1201 }, "descending"},
+		{"missing partitions not ascending", func(s *TopKSnapshot) { s.MissingPartitions = []int32{5, 2} }, "missing partitions"},
+		{"missing partition twice", func(s *TopKSnapshot) { s.MissingPartitions = []int32{2, 2} }, "missing partitions"},
+		{"negative missing partition", func(s *TopKSnapshot) { s.MissingPartitions = []int32{-1} }, "missing partitions"},
 	}
 	for _, tt := range bad {
 		s := testSnapshot()

@@ -19,8 +19,8 @@ import (
 
 // hotFlags shape the hot-search pipeline.
 type hotFlags struct {
-	window, slide, lateness, idle, lookahead, checkpoint time.Duration
-	k                                                    int
+	window, slide, lateness, idle, lookahead, checkpoint, mergeWait time.Duration
+	k                                                               int
 }
 
 func (h *hotFlags) register(fs *flag.FlagSet) {
@@ -31,11 +31,13 @@ func (h *hotFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&h.lookahead, "hot-lookahead", 5*time.Minute, "hot search: how far ahead of the closing window events are kept (input partitions read at different speeds); later ones are dropped")
 	fs.IntVar(&h.k, "hot-k", 100, "hot search: items per snapshot")
 	fs.DurationVar(&h.checkpoint, "hot-checkpoint", 5*time.Second, "hot search: how often each partition stores its window state (wall clock); a restart re-reads the loop records after it")
+	fs.DurationVar(&h.mergeWait, "hot-merge-wait", 10*time.Second, "hot search: how long (wall clock) a window waits for its missing partitions before it is published without them (missing_partitions); a late partial publishes it again")
 }
 
 func (h *hotFlags) config(kc kafkaconf.Config, log *slog.Logger) hot.Config {
 	return hot.Config{Names: kc.Names, Partitions: kc.Partitions, Window: h.window, Slide: h.slide,
-		Lateness: h.lateness, Idle: h.idle, Lookahead: h.lookahead, K: h.k, Checkpoint: h.checkpoint, Log: log}
+		Lateness: h.lateness, Idle: h.idle, Lookahead: h.lookahead, K: h.k, Checkpoint: h.checkpoint,
+		MergeWait: h.mergeWait, Log: log}
 }
 
 // runHotPipeline runs the hot group and its merge group until ctx ends.

@@ -99,7 +99,7 @@ func TestHotSearchBeforeTheFirstSnapshot(t *testing.T) {
 func TestHotSearchK(t *testing.T) {
 	srv, w, _ := hotServer(t, query.WithHotCacheTTL(0))
 	big := hotSnap(0, 150)
-	big.Missing = []int32{3}
+	big.MissingPartitions = []int32{3}
 	write(t, w, big)
 	for _, tt := range []struct {
 		query string
@@ -112,15 +112,15 @@ func TestHotSearchK(t *testing.T) {
 		if len(got.Items) != tt.want || tt.want > 0 && got.Items[0] != big.Items[0] {
 			t.Errorf("k%s: %d items from %v, want %d from the first", tt.query, len(got.Items), got.Items[:min(1, len(got.Items))], tt.want)
 		}
-		if !got.WindowEnd.Equal(big.WindowEnd) || got.Version != big.Version || got.Stream != "search" || len(got.Missing) != 1 {
+		if !got.WindowEnd.Equal(big.WindowEnd) || got.Version != big.Version || got.Stream != "search" || len(got.MissingPartitions) != 1 {
 			t.Errorf("k%s: snapshot fields %+v", tt.query, got)
 		}
 	}
 	write(t, w, hotSnap(5, 20))
 	var small topics.TopKSnapshot
 	get(t, srv, "/v1/hot/search?k=50", 200, &small)
-	if len(small.Items) != 20 || small.Missing != nil {
-		t.Errorf("k=50 of a 20-item snapshot: %d items, missing %v", len(small.Items), small.Missing)
+	if len(small.Items) != 20 || small.MissingPartitions != nil {
+		t.Errorf("k=50 of a 20-item snapshot: %d items, missing %v", len(small.Items), small.MissingPartitions)
 	}
 	get(t, srv, "/v1/hot/search?k=-1", 400, nil)
 	get(t, srv, "/v1/hot/search?k=ten", 400, nil)

@@ -3,6 +3,7 @@ package testenv
 import (
 	"bytes"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,12 +22,22 @@ var (
 
 // Rankstream builds cmd/rankstream once per test binary and returns its path, for tests
 // that run it as a separate OS process (crash tests kill it with SIGKILL). Every test binary
-// builds into the same file, $TMPDIR/rankstream-test-bin/rankstream (the Go build cache makes
-// the second build cheap), replacing it atomically, so nothing piles up in $TMPDIR.
+// of one checkout builds into the same file, $TMPDIR/rankstream-test-bin/<checkout>/rankstream
+// (the Go build cache makes the second build cheap), replacing it atomically, so nothing piles
+// up in $TMPDIR. <checkout> is a hash of the module's folder: tests of another checkout (a git
+// worktree) running at the same time must not swap their binary for this one's.
 func Rankstream(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
-		dir := filepath.Join(os.TempDir(), "rankstream-test-bin")
+		root, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
+		if err != nil {
+			buildErr = fmt.Errorf("go list -m: %w", err)
+			return
+		}
+		h := fnv.New64a()
+		h.Write(bytes.TrimSpace(root))
+		checkout := fmt.Sprintf("%016x", h.Sum64())
+		dir := filepath.Join(os.TempDir(), "rankstream-test-bin", checkout)
 		if buildErr = os.MkdirAll(dir, 0o755); buildErr != nil {
 			return
 		}

@@ -72,6 +72,7 @@ type row struct {
 	Item      string    `ch:"item"`
 	Count     uint64    `ch:"count"`
 	Error     uint64    `ch:"error"`
+	Missing   int64     `ch:"missing"` // partitions the snapshot missed
 }
 
 // run is one pipeline run's stores: a ClickHouse database and a Redis database of its own.
@@ -107,7 +108,8 @@ func (r run) args(brokers []string, prefix string, extra ...string) []string {
 
 func (r run) rows(t *testing.T, ctx context.Context) []row {
 	var rows []row
-	if err := r.ch.Select(ctx, &rows, "SELECT window_end, rank, item, count, error FROM "+r.chDB+".topk_history FINAL WHERE stream = 'search' ORDER BY window_end, rank"); err != nil {
+	if err := r.ch.Select(ctx, &rows, "SELECT window_end, rank, item, count, error, "+rsclickhouse.TopKMissingSQL+
+		" AS missing FROM "+r.chDB+".topk_history FINAL WHERE stream = 'search' ORDER BY window_end, rank"); err != nil {
 		t.Fatal(err)
 	}
 	return rows
@@ -225,7 +227,8 @@ func TestHotSearch(t *testing.T) {
 				var v []struct {
 					V uint64 `ch:"v"`
 				}
-				err := first.ch.Select(ctx, &v, "SELECT min(v) AS v FROM (SELECT window_end, max(version) AS v FROM "+first.chDB+".topk_history GROUP BY window_end)")
+				err := first.ch.Select(ctx, &v, "SELECT min(v) AS v FROM (SELECT window_end, max("+rsclickhouse.TopKGeneratedAtSQL+
+					") AS v FROM "+first.chDB+".topk_history GROUP BY window_end)")
 				return err == nil && len(v) == 1 && v[0].V >= uint64(restart)
 			})
 			sameRows(t, rows, first.rows(t, ctx))
@@ -311,6 +314,9 @@ func checkExact(t *testing.T, rows []row, queries []query) {
 		tenth := counts[min(9, len(counts)-1)]
 		top := map[string]bool{}
 		for _, r := range byEnd[endMs] {
+			if r.Missing != 0 {
+				t.Fatalf("window ending %s: published without %d partitions", time.UnixMilli(endMs), r.Missing)
+			}
 			truth := exact[r.Item]
 			if truth > r.Count || truth < r.Count-r.Error {
 				t.Fatalf("window ending %s: %q true count %d outside [%d, %d]", time.UnixMilli(endMs), r.Item, truth, r.Count-r.Error, r.Count)
@@ -337,11 +343,12 @@ func checkExact(t *testing.T, rows []row, queries []query) {
 // sameRows fails unless got holds exactly the snapshots of want.
 func sameRows(t *testing.T, want, got []row) {
 	t.Helper()
-	if !slices.EqualFunc(want, got, func(a, b row) bool {
-		return a.WindowEnd.Equal(b.WindowEnd) && a.Rank == b.Rank && a.Item == b.Item && a.Count == b.Count && a.Error == b.Error
-	}) {
+	same := func(a, b row) bool {
+		return a.WindowEnd.Equal(b.WindowEnd) && a.Rank == b.Rank && a.Item == b.Item && a.Count == b.Count && a.Error == b.Error && a.Missing == b.Missing
+	}
+	if !slices.EqualFunc(want, got, same) {
 		for i := range min(len(want), len(got)) {
-			if a, b := want[i], got[i]; !a.WindowEnd.Equal(b.WindowEnd) || a.Rank != b.Rank || a.Item != b.Item || a.Count != b.Count || a.Error != b.Error {
+			if a, b := want[i], got[i]; !same(a, b) {
 				t.Fatalf("%d rows, want %d; first difference at row %d: %+v, want %+v", len(got), len(want), i, b, a)
 			}
 		}

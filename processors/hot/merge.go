@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"slices"
 	"time"
 
 	"github.com/lovoo/goka"
 
-	"github.com/rankstream/rankstream/sketch"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -40,11 +38,6 @@ func (partialCodec) Decode(b []byte) (any, error) {
 	return p, nil
 }
 
-// pending is the merge table's value: the partials of one window received so far.
-type pending struct {
-	Partials []Partial `json:"partials"`
-}
-
 type pendingCodec struct{}
 
 func (pendingCodec) Encode(v any) ([]byte, error) { return json.Marshal(v) }
@@ -54,99 +47,172 @@ func (pendingCodec) Decode(b []byte) (any, error) {
 	if err := json.Unmarshal(b, p); err != nil {
 		return nil, fmt.Errorf("hot: merge state: %w", err)
 	}
+	p.upgrade()
 	return p, nil
 }
 
+// sweepVisitor names the merge group's visitor edge: the periodic sweep over its table.
+const sweepVisitor = "sweep"
+
 type merger struct {
-	cfg Config
-	pub Publisher
+	rules mergeRules
+	pub   Publisher
+	log   *slog.Logger
 }
 
 // MergeGraph returns the merge group's graph: partials are keyed by window end, so all the
-// partials of a window meet in one partition; once every partition reported, their lists
-// (disjoint, since terms are partitioned) are merged exactly and published.
+// partials of a window meet in one partition. Once every partition reported, or cfg.MergeWait
+// after the first partial arrived (wall clock), their lists (disjoint, since terms are
+// partitioned) are merged exactly and published, with the partitions still missing; a late
+// partial republishes the window with fewer missing. The table keeps each window's entry for
+// mergeTTL after its last publication, so that a partial sent again does not publish again.
+// The waits and the expiry run in the sweep visitor (RunMerge calls it periodically).
 func MergeGraph(cfg Config, pub Publisher) *goka.GroupGraph {
 	cfg.defaults()
-	m := &merger{cfg: cfg, pub: pub}
+	log := cfg.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	m := &merger{
+		rules: mergeRules{partitions: cfg.Partitions, k: cfg.K, wait: cfg.MergeWait, ttl: mergeTTL, started: time.Now()},
+		pub:   pub,
+		log:   log,
+	}
 	return goka.DefineGroup(cfg.Names.Group(topics.HotMergeGroup),
 		goka.Input(cfg.Names.Stream(topics.HotPartials), partialCodec{}, m.merge),
 		goka.Persist(pendingCodec{}),
+		goka.Visitor(sweepVisitor, m.sweep),
 	)
 }
 
-// RunMerge runs the merge group until ctx ends.
+// sweepEvery is how often RunMerge sweeps the merge table for a wait of wait: a quarter of
+// it, from 100 ms to 1 s.
+func sweepEvery(wait time.Duration) time.Duration {
+	return min(max(wait/4, 100*time.Millisecond), time.Second)
+}
+
+// RunMerge runs the merge group until ctx ends, sweeping its table periodically (goka's
+// VisitAll) to publish windows whose wait ran out and to delete expired entries.
 func RunMerge(ctx context.Context, cfg Config, pub Publisher, brokers []string, opts ...goka.ProcessorOption) error {
+	cfg.defaults()
 	proc, err := goka.NewProcessor(brokers, MergeGraph(cfg, pub), opts...)
 	if err != nil {
 		return fmt.Errorf("hot merge: %w", err)
 	}
-	if err := proc.Run(ctx); err != nil {
+	// The processor stops only after the sweeper: a VisitAll that starts while goka stops a
+	// partition can send on the partition's closed visit channel (goka v1.1.16,
+	// PartitionProcessor.VisitValues) and panic.
+	procCtx, stopProc := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopProc()
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		defer stopProc()
+		runSweeper(sweepCtx, proc, sweepEvery(cfg.MergeWait), cfg.Log)
+	}()
+	err = proc.Run(procCtx)
+	stopSweep()
+	<-swept
+	if err != nil {
 		return fmt.Errorf("hot merge: %w", err)
 	}
 	return nil
 }
 
+// runSweeper visits the whole merge table every period until ctx ends, and only while the
+// processor runs: not during a rebalance, when partitions are being stopped or set up.
+func runSweeper(ctx context.Context, proc *goka.Processor, every time.Duration, log *slog.Logger) {
+	if log == nil {
+		log = slog.Default()
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-proc.Done():
+			return
+		case <-tick.C:
+		}
+		if !proc.StateReader().IsState(goka.ProcStateRunning) {
+			continue
+		}
+		if err := proc.VisitAll(ctx, sweepVisitor, nil); err != nil && ctx.Err() == nil {
+			log.Debug("hot merge: sweep interrupted", "err", err) // a rebalance: the next tick sweeps again
+		}
+	}
+}
+
+// merge takes one partition's partial of a window.
 func (m *merger) merge(ctx goka.Context, msg any) {
 	part, ok := msg.(*Partial)
 	if !ok {
 		return
 	}
-	st, _ := ctx.Value().(*pending)
-	if st == nil {
-		st = new(pending)
-	}
-	i := slices.IndexFunc(st.Partials, func(p Partial) bool { return p.Partition == part.Partition })
-	if i >= 0 {
-		st.Partials[i] = *part // a partial sent again after a crash: the same content
-	} else {
-		st.Partials = append(st.Partials, *part)
-	}
-	if len(st.Partials) < m.cfg.Partitions {
-		ctx.SetValue(st)
+	if part.Partition < 0 || int(part.Partition) >= m.rules.partitions {
+		m.log.Warn("hot merge: partial of a partition out of range dropped", "partition", part.Partition,
+			"partitions", m.rules.partitions, "window_end_ms", part.WindowEnd)
 		return
 	}
-	lists := make([][]sketch.Item, len(st.Partials))
-	for i, p := range st.Partials {
-		lists[i] = p.Items
+	now := time.Now()
+	st, changed, due := m.rules.onPartial(state(ctx), part, now)
+	if due && m.publish(ctx, st, now) {
+		changed = true
 	}
-	snap := topics.TopKSnapshot{
-		Stream:      topics.SearchStream,
-		WindowStart: time.UnixMilli(part.WindowStart).UTC(),
-		WindowEnd:   time.UnixMilli(part.WindowEnd).UTC(),
-		GeneratedAt: time.Now().UTC(),
-		Version:     part.WindowEnd,
-		Items:       []topics.TopKItem{},
+	if changed {
+		ctx.SetValue(st)
 	}
-	for _, it := range sketch.MergeTopK(m.cfg.K, lists...) {
-		snap.Items = append(snap.Items, topics.TopKItem{Item: it.Item, Count: it.Count, Error: it.Error})
-	}
-	m.publish(ctx, snap)
-	ctx.Delete()
 }
 
-// publish retries with backoff until the snapshot is stored: the record is committed only
-// after, so nothing is lost while a store is down.
-func (m *merger) publish(ctx goka.Context, snap topics.TopKSnapshot) {
+// sweep is the visitor: it publishes a window whose wait ran out, or deletes an expired entry.
+func (m *merger) sweep(ctx goka.Context, _ any) {
+	st := state(ctx)
+	if st == nil {
+		return // deleted since the sweep listed it
+	}
+	now := time.Now()
+	switch due, expired := m.rules.onTick(st, now); {
+	case expired:
+		ctx.Delete()
+	case due && m.publish(ctx, st, now):
+		ctx.SetValue(st)
+	}
+}
+
+// state is the merge table's value of the callback's key, nil when there is none.
+func state(ctx goka.Context) *pending {
+	st, _ := ctx.Value().(*pending)
+	return st
+}
+
+// publish publishes st's snapshot, retrying with backoff until it is stored, and records the
+// publication in st. It returns false, leaving st unpublished, only when the partition stops
+// (shutdown, rebalance): the state is kept as due, and whoever owns the partition next
+// publishes it. The record is committed only after, so nothing is lost while a store is down.
+func (m *merger) publish(ctx goka.Context, st *pending, now time.Time) bool {
+	snap := m.rules.snapshot(st, now)
+	if len(snap.MissingPartitions) > 0 {
+		m.log.Warn("hot merge: publishing a window with partitions missing", "window_end", snap.WindowEnd,
+			"missing", snap.MissingPartitions, "waited", now.Sub(time.UnixMilli(st.FirstMs)).Round(time.Millisecond))
+	}
 	wait := 50 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		err := m.pub.Publish(ctx.Context(), snap)
 		if err == nil {
-			return
+			m.rules.published(st, now)
+			return true
 		}
-		m.log().Warn("hot merge: publish failed, retrying", "attempt", attempt, "window_end", snap.WindowEnd, "err", err)
+		if ctx.Context().Err() != nil {
+			return false // revoked or stopping: the window stays due in the table
+		}
+		m.log.Warn("hot merge: publish failed, retrying", "attempt", attempt, "window_end", snap.WindowEnd, "err", err)
 		select {
 		case <-ctx.Context().Done():
-			ctx.Fail(fmt.Errorf("hot merge: publish %s: %w", snap.WindowEnd, err))
-			return
+			return false
 		case <-time.After(wait + rand.N(wait/2)):
 		}
 		wait = min(2*wait, 5*time.Second)
 	}
-}
-
-func (m *merger) log() *slog.Logger {
-	if m.cfg.Log != nil {
-		return m.cfg.Log
-	}
-	return slog.Default()
 }

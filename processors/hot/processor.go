@@ -44,7 +44,10 @@ type Config struct {
 	// Checkpoint is how often (wall clock) each partition stores its window state [5 s]. After a
 	// crash or a rebalance the state is the last checkpoint plus the loop records after it.
 	Checkpoint time.Duration
-	Log        *slog.Logger
+	// MergeWait is how long (wall clock, from its first partial reaching the merge) a window
+	// waits for its missing partitions before it is published without them [10 s].
+	MergeWait time.Duration
+	Log       *slog.Logger
 }
 
 func (c *Config) defaults() {
@@ -68,6 +71,9 @@ func (c *Config) defaults() {
 	}
 	if c.Checkpoint <= 0 {
 		c.Checkpoint = 5 * time.Second
+	}
+	if c.MergeWait <= 0 {
+		c.MergeWait = 10 * time.Second
 	}
 	if c.Partitions <= 0 {
 		c.Partitions = topics.DefaultPartitions

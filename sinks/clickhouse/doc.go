@@ -17,12 +17,16 @@
 // shows once, with the values of its highest version. Identical rows collapse whatever their
 // version; the version only decides between rows that differ:
 //
-//   - topk_history, key (stream, window_end, rank): the version is the snapshot's generation
-//     time in Unix milliseconds, the same for every row of one snapshot. A retry writes the
-//     same rows again; a replay or a later recomputation of a window wins over what was
+//   - topk_history, key (stream, window_end, rank): the version is TopKVersion of the
+//     snapshot, the same for every row of one snapshot: the fewer partitions the snapshot
+//     missed the higher, then the later it was generated the higher. A snapshot missing
+//     partitions (published when the merge's wait ran out) never replaces a more complete
+//     one of its window, whatever the order in which they land; a retry writes the same rows
+//     again; a replay or a later recomputation of a window as complete wins over what was
 //     written before. A recomputation replaces a window rank by rank: if it has fewer ranks
 //     than the earlier one, the earlier one's extra ranks stay (drop the month's partition
-//     before a replay that changes K).
+//     before a replay that changes K). A more complete snapshot of a window never has fewer
+//     ranks than a less complete one (the partitions' lists are disjoint).
 //   - user_daily_steps, key (user_id, day): the version is the steps value itself. A day's
 //     merged steps only grow, so the largest value wins in whatever order the writes land.
 //   - board_archive, key (board, period, rank): the version is archived_at, so a later archive

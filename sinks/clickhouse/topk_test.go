@@ -2,6 +2,7 @@ package clickhouse
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -122,5 +123,104 @@ func TestWriteTopKRejectsInvalidRows(t *testing.T) {
 	}
 	if n := count(t, conn, "SELECT count() FROM topk_history"); n != 0 {
 		t.Errorf("%d rows written by rejected batches", n)
+	}
+}
+
+// version is TopKVersion of a snapshot generated at ms that missed missing partitions.
+func version(t *testing.T, missing int, ms int64) uint64 {
+	t.Helper()
+	v, err := TopKVersion(missing, time.UnixMilli(ms))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestTopKVersionOrder: fewer missing partitions win whatever the generation time; then the
+// later generation; versions written before missing partitions existed (the generation time
+// alone) lose to all.
+func TestTopKVersionOrder(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC).UnixMilli()
+	ascending := []uint64{
+		uint64(time.Date(2500, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()), // an old-style version
+		version(t, MaxTopKMissing, 0),
+		version(t, 3, now+60_000),
+		version(t, 1, now),
+		version(t, 1, now+1),
+		version(t, 0, 0),
+		version(t, 0, now),
+		version(t, 0, 1<<44-1),
+	}
+	for i := 1; i < len(ascending); i++ {
+		if ascending[i-1] >= ascending[i] {
+			t.Errorf("version %d (%#x) not below %d (%#x)", i-1, ascending[i-1], i, ascending[i])
+		}
+	}
+	for _, bad := range []struct {
+		missing int
+		at      time.Time
+	}{
+		{-1, time.UnixMilli(now)},
+		{MaxTopKMissing + 1, time.UnixMilli(now)},
+		{0, time.UnixMilli(-1)},
+		{0, time.UnixMilli(1 << 44)},
+	} {
+		if _, err := TopKVersion(bad.missing, bad.at); !errors.Is(err, ErrInvalidRow) {
+			t.Errorf("TopKVersion(%d, %s) = %v, want ErrInvalidRow", bad.missing, bad.at, err)
+		}
+	}
+}
+
+// TestIncompleteSnapshotNeverSupersedesComplete: under FINAL and argMax a window shows the
+// snapshot missing the fewest partitions, the latest of those; an incomplete snapshot written
+// after the complete one (a late publisher) changes nothing, and the complete one replayed
+// collapses into the same rows. TopKMissingSQL and TopKGeneratedAtSQL read the version back.
+func TestIncompleteSnapshotNeverSupersedesComplete(t *testing.T) {
+	ctx := testContext(t)
+	s, conn := migrated(t)
+	const t0 = 1796040000000 // 2026-11-30 12:00:00 UTC, in ms
+	complete := snapshot("search", windowEnd(0), version(t, 0, t0+2000), "c", "a", "b")
+	lateComplete := snapshot("search", windowEnd(1), version(t, 1, t0+900), "y", "x")
+	newOverOld := snapshot("search", windowEnd(2), version(t, 2, t0), "n")
+	for _, batch := range [][]TopKRow{
+		snapshot("search", windowEnd(0), version(t, 1, t0+1000), "a", "b"), // published after the wait
+		complete, // the late partial arrived
+		snapshot("search", windowEnd(0), version(t, 1, t0+3000), "a", "b"),      // a stale incomplete one, late
+		snapshot("search", windowEnd(0), version(t, 0, t0+4000), "c", "a", "b"), // the complete one replayed
+		snapshot("search", windowEnd(1), version(t, 2, t0+1000), "x"),
+		lateComplete, // fewer missing, generated earlier (another instance's clock)
+		snapshot("search", windowEnd(2), t0+9_000_000, "old"), // written before missing partitions existed
+		newOverOld,
+	} {
+		if err := s.WriteTopK(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The replay collapses into the first complete rows: same content, only the version differs.
+	replayed := slices.Clone(complete)
+	for i := range replayed {
+		replayed[i].Version = version(t, 0, t0+4000)
+	}
+	want := slices.Concat(replayed, lateComplete, newOverOld)
+	if got := readTopK(t, conn, "SELECT * FROM topk_history FINAL ORDER BY stream, window_end, rank"); !slices.Equal(got, want) {
+		t.Errorf("FINAL rows:\n%v\nwant:\n%v", got, want)
+	}
+	got := readTopK(t, conn, `SELECT stream, argMax(window_start, version) AS last_start, window_end, rank,
+		argMax(item, version) AS last_item, argMax(count, version) AS last_count,
+		argMax(error, version) AS last_error, max(version) AS last_version
+		FROM topk_history GROUP BY stream, window_end, rank ORDER BY stream, window_end, rank`)
+	if !slices.Equal(got, want) {
+		t.Errorf("argMax rows:\n%v\nwant:\n%v", got, want)
+	}
+	var decoded []struct {
+		Missing     int64  `ch:"missing"`
+		GeneratedAt uint64 `ch:"generated_at"`
+	}
+	if err := conn.Select(ctx, &decoded, "SELECT "+TopKMissingSQL+" AS missing, "+TopKGeneratedAtSQL+
+		" AS generated_at FROM topk_history FINAL WHERE rank = 1 ORDER BY window_end"); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(decoded) != fmt.Sprintf("[{0 %d} {1 %d} {2 %d}]", t0+4000, t0+900, t0) {
+		t.Errorf("missing partitions and generation times read from the versions: %v", decoded)
 	}
 }

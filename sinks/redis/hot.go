@@ -19,23 +19,32 @@ import (
 var ErrInvalidSnapshot = errors.New("redis hot sink: invalid snapshot")
 
 // publishHot replaces a stream's latest snapshot, KEYS[1] (String, the snapshot's JSON) and
-// its mirror KEYS[2] (ZSET item → count), together, unless Redis holds a snapshot of a later
-// window, or of the same window with a version at least as new. ARGV[1] is the JSON, ARGV[2]
-// its window_end as written in it (topics.SnapshotTimeFormat, whose text order is the time
-// order), ARGV[3] its version, ARGV[4...] count/item pairs. A stored value that is not such
-// JSON is replaced. Returns 1 when it replaced, 0 when it left everything as it was.
+// its mirror KEYS[2] (ZSET item → count), together, unless Redis holds a snapshot that is
+// better: of a later window; or of the same window missing fewer partitions; or of the same
+// window missing as many partitions with a newer version. An equal snapshot is written again
+// (an idempotent overwrite). ARGV[1] is the JSON, ARGV[2] its window_end as written in it
+// (topics.SnapshotTimeFormat, whose text order is the time order), ARGV[3] its version,
+// ARGV[4] how many partitions it misses, ARGV[5...] count/item pairs. A stored value that is
+// not such JSON is replaced; one without missing_partitions (written before they existed)
+// misses none. Returns 1 when it wrote, 0 when it left everything as it was.
 var publishHot = goredis.NewScript(`
 local cur = redis.call('GET', KEYS[1])
 if cur then
   local ok, old = pcall(cjson.decode, cur)
   if ok and type(old) == 'table' and type(old.window_end) == 'string' then
     if old.window_end > ARGV[2] then return 0 end
-    if old.window_end == ARGV[2] and (tonumber(old.version) or -1) >= tonumber(ARGV[3]) then return 0 end
+    if old.window_end == ARGV[2] then
+      local missing = 0
+      if type(old.missing_partitions) == 'table' then missing = #old.missing_partitions end
+      local want = tonumber(ARGV[4])
+      if want > missing then return 0 end
+      if want == missing and (tonumber(old.version) or -1) > tonumber(ARGV[3]) then return 0 end
+    end
   end
 end
 redis.call('SET', KEYS[1], ARGV[1])
 redis.call('DEL', KEYS[2])
-for i = 4, #ARGV, 512 do
+for i = 5, #ARGV, 512 do
   redis.call('ZADD', KEYS[2], unpack(ARGV, i, math.min(i + 511, #ARGV)))
 end
 return 1`)
@@ -43,9 +52,10 @@ return 1`)
 // HotWriter publishes Top-K snapshots to Redis: rank.HotKey(stream) gets the snapshot's JSON
 // (topics.TopKSnapshot) and rank.HotZSetKey(stream) its items with their counts as scores, both
 // replaced by one script so a reader never sees one without the other. Snapshots never go back
-// in time: one of an earlier window than the stored one is ignored, and so is one of the same
-// window unless its version is newer (a recomputation). Writing a snapshot again changes
-// nothing, so retries and replays are harmless. Neither key expires.
+// in time, and completeness wins: one of an earlier window than the stored one is ignored, and
+// so is one of the same window that misses more partitions (missing_partitions), or as many
+// with an older version. Writing a snapshot again writes the same content, so retries and
+// replays are harmless. Neither key expires.
 //
 // On a ZSET, ZREVRANGE orders equal counts by item descending, while the JSON orders them by
 // item ascending; the error bounds are only in the JSON.
@@ -57,8 +67,8 @@ type HotWriter struct {
 func NewHotWriter(rdb goredis.UniversalClient) *HotWriter { return &HotWriter{rdb: rdb} }
 
 // Write publishes snap under its stream (topics.SearchStream when snap.Stream is empty) and
-// reports whether it replaced what Redis held; false means Redis already holds this snapshot,
-// a newer version of its window or a later window, which is not an error. Write does not
+// reports whether it wrote; false means Redis holds a better snapshot (a later window, or the
+// same window missing fewer partitions or with a newer version), which is not an error. Write does not
 // retry: the caller retries a failed write (with backoff), except one failing with
 // ErrInvalidSnapshot.
 func (w *HotWriter) Write(ctx context.Context, snap topics.TopKSnapshot) (bool, error) {
@@ -72,8 +82,8 @@ func (w *HotWriter) Write(ctx context.Context, snap topics.TopKSnapshot) (bool, 
 	if err != nil {
 		return false, fmt.Errorf("redis hot sink: %w", err)
 	}
-	args := make([]any, 0, 3+2*len(snap.Items))
-	args = append(args, body, topics.FormatSnapshotTime(snap.WindowEnd), snap.Version)
+	args := make([]any, 0, 4+2*len(snap.Items))
+	args = append(args, body, topics.FormatSnapshotTime(snap.WindowEnd), snap.Version, len(snap.MissingPartitions))
 	for _, it := range snap.Items {
 		args = append(args, strconv.FormatUint(it.Count, 10), it.Item)
 	}

@@ -75,6 +75,14 @@ func stored(t *testing.T, rdb goredis.UniversalClient, stream string) (topics.To
 	return s, z
 }
 
+// missing returns s with the given missing partitions.
+func missing(s topics.TopKSnapshot, partitions ...int32) topics.TopKSnapshot {
+	s.MissingPartitions = partitions
+	return s
+}
+
+// TestHotWriterNeverGoesBack: a later window wins; within a window the snapshot missing fewer
+// partitions wins whatever its version, then the newer version; an equal one is written again.
 func TestHotWriterNeverGoesBack(t *testing.T) {
 	eachRedis(t, func(t *testing.T, rdb goredis.UniversalClient) {
 		w := rsredis.NewHotWriter(rdb)
@@ -85,15 +93,22 @@ func TestHotWriterNeverGoesBack(t *testing.T) {
 			replaced bool
 			want     []string // ZSET after the step
 			version  int64    // stored version after the step
+			missing  int      // stored number of missing partitions after the step
 		}{
-			{"first snapshot", snap(10, 1000, "a", "b", "c"), true, []string{"a=100", "b=90", "c=80"}, 1000},
-			{"retry of the same snapshot", snap(10, 1000, "a", "b", "c"), false, []string{"a=100", "b=90", "c=80"}, 1000},
-			{"earlier window", snap(9, 5000, "x"), false, []string{"a=100", "b=90", "c=80"}, 1000},
-			{"same window, older version", snap(10, 999, "y"), false, []string{"a=100", "b=90", "c=80"}, 1000},
-			{"same window, newer version: a recomputation", snap(10, 2000, "c", "d"), true, []string{"c=100", "d=90"}, 2000},
-			{"later window with a lower version", snap(11, 1500, "e", "c", "a"), true, []string{"e=100", "c=90", "a=80"}, 1500},
-			{"later window without items", snap(12, 1600), true, nil, 1600},
-			{"then an earlier one again", snap(11, 9000, "z"), false, nil, 1600},
+			{"first snapshot", snap(10, 1000, "a", "b", "c"), true, []string{"a=100", "b=90", "c=80"}, 1000, 0},
+			{"retry of the same snapshot: written again", snap(10, 1000, "a", "b", "c"), true, []string{"a=100", "b=90", "c=80"}, 1000, 0},
+			{"earlier window", snap(9, 5000, "x"), false, []string{"a=100", "b=90", "c=80"}, 1000, 0},
+			{"same window, older version", snap(10, 999, "y"), false, []string{"a=100", "b=90", "c=80"}, 1000, 0},
+			{"same window, newer version: a recomputation", snap(10, 2000, "c", "d"), true, []string{"c=100", "d=90"}, 2000, 0},
+			{"same window, newer version, a partition missing", missing(snap(10, 3000, "y"), 3), false, []string{"c=100", "d=90"}, 2000, 0},
+			{"later window, two partitions missing", missing(snap(11, 1500, "e", "c"), 1, 3), true, []string{"e=100", "c=90"}, 1500, 2},
+			{"same window, three missing, newer version", missing(snap(11, 9000, "x"), 1, 3, 5), false, []string{"e=100", "c=90"}, 1500, 2},
+			{"same window, one missing, older version: a late partial", missing(snap(11, 1400, "e", "f"), 3), true, []string{"e=100", "f=90"}, 1400, 1},
+			{"the same again", missing(snap(11, 1400, "e", "f"), 3), true, []string{"e=100", "f=90"}, 1400, 1},
+			{"same window complete", snap(11, 1400, "e", "f", "a"), true, []string{"e=100", "f=90", "a=80"}, 1400, 0},
+			{"an incomplete one again after it", missing(snap(11, 1400, "e", "f"), 3), false, []string{"e=100", "f=90", "a=80"}, 1400, 0},
+			{"later window without items", snap(12, 1600), true, nil, 1600, 0},
+			{"then an earlier one again", snap(11, 9000, "z"), false, nil, 1600, 0},
 		}
 		for _, st := range steps {
 			replaced, err := w.Write(ctx, st.snap)
@@ -104,12 +119,32 @@ func TestHotWriterNeverGoesBack(t *testing.T) {
 				t.Fatalf("%s: replaced = %v, want %v", st.name, replaced, st.replaced)
 			}
 			s, z := stored(t, rdb, topics.SearchStream)
-			if strings.Join(z, " ") != strings.Join(st.want, " ") || s.Version != st.version {
-				t.Fatalf("%s: stored version %d, ZSET %v; want version %d, ZSET %v", st.name, s.Version, z, st.version, st.want)
+			if strings.Join(z, " ") != strings.Join(st.want, " ") || s.Version != st.version || len(s.MissingPartitions) != st.missing {
+				t.Fatalf("%s: stored version %d, missing %v, ZSET %v; want version %d, %d missing, ZSET %v",
+					st.name, s.Version, s.MissingPartitions, z, st.version, st.missing, st.want)
 			}
 			if len(s.Items) != len(st.want) {
 				t.Fatalf("%s: JSON has %d items, ZSET %d", st.name, len(s.Items), len(st.want))
 			}
+		}
+	})
+}
+
+// TestHotWriterReadsSnapshotsWithoutMissingPartitions: a snapshot stored before
+// missing_partitions existed counts as complete, so an incomplete one of its window does not
+// replace it.
+func TestHotWriterReadsSnapshotsWithoutMissingPartitions(t *testing.T) {
+	eachRedis(t, func(t *testing.T, rdb goredis.UniversalClient) {
+		ctx := context.Background()
+		old := `{"stream":"search","window_start":"2026-11-30T11:00:50.000Z","window_end":"2026-11-30T12:00:50.000Z",` +
+			`"generated_at":"2026-11-30T12:00:51.000Z","version":10,"items":[{"item":"old","count":5,"error":0}]}`
+		rdb.Set(ctx, rank.HotKey("search"), old, 0)
+		w := rsredis.NewHotWriter(rdb)
+		if ok, err := w.Write(ctx, missing(snap(10, 20, "new"), 4)); err != nil || ok {
+			t.Fatalf("incomplete over an old complete snapshot: Write = %v, %v; want false", ok, err)
+		}
+		if ok, err := w.Write(ctx, snap(10, 20, "new")); err != nil || !ok {
+			t.Fatalf("complete, newer version: Write = %v, %v; want true", ok, err)
 		}
 	})
 }
@@ -119,7 +154,7 @@ func TestHotWriterStoresTheContractJSON(t *testing.T) {
 	w := rsredis.NewHotWriter(rdb)
 	s := snap(0, 1796040007013, "weather", "snow storm")
 	s.Stream = "" // the default stream
-	s.Missing = []int32{5}
+	s.MissingPartitions = []int32{5}
 	if ok, err := w.Write(context.Background(), s); err != nil || !ok {
 		t.Fatalf("Write = %v, %v", ok, err)
 	}

@@ -5,6 +5,7 @@ package snapshot
 
 import (
 	"context"
+	"fmt"
 
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
@@ -18,13 +19,18 @@ type Publisher struct {
 }
 
 // Publish writes s to ClickHouse first and Redis last: Redis is what readers see, so a snapshot
-// in Redis is always in the history too.
+// in Redis is always in the history too. In both, a snapshot missing partitions never replaces
+// one of its window missing fewer (rsclickhouse.TopKVersion, rsredis.HotWriter).
 func (p Publisher) Publish(ctx context.Context, s topics.TopKSnapshot) error {
 	if p.History != nil {
+		version, err := rsclickhouse.TopKVersion(len(s.MissingPartitions), s.GeneratedAt)
+		if err != nil {
+			return fmt.Errorf("snapshot: window ending %s: %w", topics.FormatSnapshotTime(s.WindowEnd), err)
+		}
 		rows := make([]rsclickhouse.TopKRow, len(s.Items))
 		for i, it := range s.Items {
 			rows[i] = rsclickhouse.TopKRow{Stream: s.Stream, WindowStart: s.WindowStart, WindowEnd: s.WindowEnd,
-				Rank: uint32(i + 1), Item: it.Item, Count: it.Count, Error: it.Error, Version: uint64(s.GeneratedAt.UnixMilli())}
+				Rank: uint32(i + 1), Item: it.Item, Count: it.Count, Error: it.Error, Version: version}
 		}
 		if len(rows) > 0 {
 			if err := p.History.WriteTopK(ctx, rows); err != nil {

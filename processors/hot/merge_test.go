@@ -1,0 +1,222 @@
+package hot_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/lovoo/goka"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/rankstream/rankstream/internal/kafkaconf"
+	"github.com/rankstream/rankstream/internal/rank"
+	"github.com/rankstream/rankstream/internal/testenv"
+	"github.com/rankstream/rankstream/processors/hot"
+	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
+	rsredis "github.com/rankstream/rankstream/sinks/redis"
+	"github.com/rankstream/rankstream/sinks/snapshot"
+	"github.com/rankstream/rankstream/sketch"
+	"github.com/rankstream/rankstream/topics"
+)
+
+// TestMergeWaitsThenPublishesMissingPartitions runs the merge group in-process on the real
+// broker and kfake, publishing to real Redis and ClickHouse, with partials produced directly:
+// (i) all four partitions report a window: one complete snapshot; (ii) one partition does not
+// report the next window: after the wait a snapshot missing it, then its late partial
+// republishes the window complete, which both stores keep; (iii) partials sent again for
+// complete windows publish nothing, neither at once nor after the wait.
+func TestMergeWaitsThenPublishesMissingPartitions(t *testing.T) {
+	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
+		const partitions, wait = 4, time.Second
+		kc := kafkaconf.Config{Brokers: brokers, Partitions: partitions, Names: topics.Names{Prefix: testenv.UniqueName(t, "merge") + "."}}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if _, err := kc.EnsureTopics(ctx, true); err != nil {
+			t.Fatal(err)
+		}
+		conn, chDB := testenv.ClickHouse(t)
+		sink, err := rsclickhouse.Open(ctx, os.Getenv(testenv.EnvClickHouse), chDB)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sink.Close()
+		if _, err := sink.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		rdb := testenv.Redis(t)
+
+		log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		cfg := hot.Config{Names: kc.Names, Partitions: partitions, K: 10, MergeWait: wait, Log: log}
+		pub := snapshot.Publisher{Redis: rsredis.NewHotWriter(rdb), History: sink}
+		runCtx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() {
+			done <- hot.RunMerge(runCtx, cfg, pub, brokers, kc.ProcessorOptions(kc.Names.Group(topics.HotMergeGroup), log)...)
+		}()
+		t.Cleanup(func() {
+			stop()
+			if err := <-done; err != nil {
+				t.Errorf("RunMerge: %v", err)
+			}
+		})
+
+		cl, err := kc.Client()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		partialsTopic := string(kc.Names.Stream(topics.HotPartials))
+		send := func(end int64, parts ...int32) {
+			t.Helper()
+			for _, p := range parts {
+				v, _ := json.Marshal(mergePartial(end, p))
+				if err := cl.ProduceSync(ctx, &kgo.Record{Topic: partialsTopic, Key: []byte(strconv.FormatInt(end, 10)), Value: v}).FirstErr(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		// latestIs waits until Redis holds the window ending at end missing the given partitions.
+		latestIs := func(end int64, missing string) topics.TopKSnapshot {
+			t.Helper()
+			var s topics.TopKSnapshot
+			testenv.WaitFor(t, 30*time.Second, fmt.Sprintf("Redis: window %d missing %s", end, missing), func() bool {
+				b, err := rdb.Get(ctx, rank.HotKey(topics.SearchStream)).Bytes()
+				return err == nil && json.Unmarshal(b, &s) == nil && s.WindowEnd.UnixMilli() == end && fmt.Sprint(s.MissingPartitions) == missing
+			})
+			return s
+		}
+
+		start := time.Now().Truncate(time.Second).Add(-time.Minute)
+		w1, w2 := start.UnixMilli(), start.Add(5*time.Second).UnixMilli()
+
+		// (i) every partition reports.
+		send(w1, 0, 1, 2, 3)
+		s1 := latestIs(w1, "[]")
+		if got := itemNames(s1); got != "p3 p2 p1 p0" {
+			t.Fatalf("window 1: items %s", got)
+		}
+		if got := finalRows(t, conn, w1); got != "missing 0: p3 p2 p1 p0" {
+			t.Fatalf("window 1 in ClickHouse: %s", got)
+		}
+
+		// (ii) partition 2 does not report: after the wait, a snapshot without it.
+		sent := time.Now()
+		send(w2, 3, 0, 1)
+		latestIs(w2, "[2]")
+		if waited := time.Since(sent); waited < wait {
+			t.Fatalf("published without partition 2 after %s, before the wait of %s", waited, wait)
+		}
+		if got := finalRows(t, conn, w2); got != "missing 1: p3 p1 p0" {
+			t.Fatalf("window 2 in ClickHouse after the wait: %s", got)
+		}
+		// Its late partial republishes it complete.
+		send(w2, 2)
+		s2 := latestIs(w2, "[]")
+		if got := itemNames(s2); got != "p3 p2 p1 p0" {
+			t.Fatalf("window 2 complete: items %s", got)
+		}
+		if got := finalRows(t, conn, w2); got != "missing 0: p3 p2 p1 p0" {
+			t.Fatalf("window 2 in ClickHouse after the late partial: %s", got)
+		}
+
+		// (iii) partials sent again for both complete windows: nothing is published, neither
+		// now nor after the wait (no entry waits for the other partitions again).
+		rows := countRows(t, conn)
+		send(w1, 1)
+		send(w2, 2, 3)
+		processed(t, ctx, cl, kc.Names.Group(topics.HotMergeGroup), partialsTopic)
+		time.Sleep(wait + 500*time.Millisecond) // the wait and two sweeps (every wait/4)
+		if got := countRows(t, conn); got != rows {
+			t.Fatalf("partials sent again added rows to topk_history: %d, before %d", got, rows)
+		}
+		if again := latestIs(w2, "[]"); !again.GeneratedAt.Equal(s2.GeneratedAt) {
+			t.Fatalf("partials sent again republished window 2: generated at %s, first %s", again.GeneratedAt, s2.GeneratedAt)
+		}
+	})
+}
+
+// mergePartial is partition p's partial of the window ending at end: one item, "p<N>", whose
+// count is 10 × (N + 1).
+func mergePartial(end int64, p int32) hot.Partial {
+	return hot.Partial{Partition: p, WindowStart: end - time.Hour.Milliseconds(), WindowEnd: end,
+		Items: []sketch.Item{{Item: fmt.Sprint("p", p), Count: uint64(10 * (p + 1))}}}
+}
+
+func itemNames(s topics.TopKSnapshot) string {
+	names := make([]string, len(s.Items))
+	for i, it := range s.Items {
+		names[i] = it.Item
+	}
+	return strings.Join(names, " ")
+}
+
+// finalRows describes the window ending at end as ClickHouse shows it under FINAL: the
+// partitions its snapshot missed (read from the version) and its items by rank.
+func finalRows(t *testing.T, conn driver.Conn, end int64) string {
+	t.Helper()
+	var rows []struct {
+		Item    string `ch:"item"`
+		Missing int64  `ch:"missing"`
+	}
+	err := conn.Select(context.Background(), &rows, "SELECT item, "+rsclickhouse.TopKMissingSQL+
+		" AS missing FROM topk_history FINAL WHERE window_end = toDateTime(?) ORDER BY rank", end/1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := ""
+	for i, r := range rows {
+		if i == 0 {
+			out = fmt.Sprintf("missing %d:", r.Missing)
+		}
+		out += " " + r.Item
+	}
+	return out
+}
+
+// processed waits until group has committed every record of topic.
+func processed(t *testing.T, ctx context.Context, cl *kgo.Client, group goka.Group, topic string) {
+	t.Helper()
+	adm := kadm.NewClient(cl)
+	testenv.WaitFor(t, 2*time.Minute, fmt.Sprintf("group %s to commit every record of %s", group, topic), func() bool {
+		ends, err := adm.ListEndOffsets(ctx, topic)
+		if err != nil {
+			return false
+		}
+		committed, err := adm.FetchOffsets(ctx, string(group))
+		if err != nil {
+			return false
+		}
+		all := true
+		ends.Each(func(o kadm.ListedOffset) {
+			c, ok := committed.Lookup(topic, o.Partition)
+			all = all && (o.Offset == 0 || ok && c.At >= o.Offset)
+		})
+		return all
+	})
+}
+
+// testWriter sends log lines to the test's log.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(b []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(b)))
+	return len(b), nil
+}
+
+// countRows counts topk_history's rows as written (before FINAL).
+func countRows(t *testing.T, conn driver.Conn) uint64 {
+	t.Helper()
+	var n uint64
+	if err := conn.QueryRow(context.Background(), "SELECT count() FROM topk_history").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
