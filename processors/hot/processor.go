@@ -227,9 +227,11 @@ func (p *processor) count(ctx goka.Context, msg any) {
 			err = p.save(ctx.Context(), ctx.Partition(), w)
 		}
 	}
-	if err != nil {
+	if err != nil && ctx.Context().Err() == nil {
 		ctx.Fail(err)
 	}
+	// The session ended (revoked, stopping) while this record waited on Kafka: its commit is
+	// harmless, the next owner rebuilds the state from the checkpoint and the loop records.
 }
 
 // apply applies one loop record to a window.
