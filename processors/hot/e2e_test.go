@@ -369,3 +369,82 @@ func complete(rows []row) bool {
 	span := rows[len(rows)-1].WindowEnd.Sub(rows[0].WindowEnd)
 	return len(ends) == int(span/e2eSlide)+1
 }
+
+// TestHotSearchIdlePartition: live queries (event time = now) on every input partition but
+// one, which gets no traffic for a minute: snapshots keep coming, complete and fresh, once the
+// silent partition has been idle for --hot-idle, and after it speaks again.
+func TestHotSearchIdlePartition(t *testing.T) {
+	t.Parallel()
+	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
+		t.Parallel()
+		const silent, idle = int32(3), 10 * time.Second
+		prefix := testenv.UniqueName(t, "hotidle") + "."
+		kc := kafkaconf.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		if _, err := kc.EnsureTopics(ctx, true); err != nil {
+			t.Fatal(err)
+		}
+		redisAddr, redisDB := testenv.RedisAddr(t)
+		testenv.StartProcess(t, "processor", testenv.Rankstream(t), "process",
+			"--brokers", strings.Join(brokers, ","), "--redis", fmt.Sprintf("redis://%s/%d", redisAddr, redisDB),
+			"--topic-prefix", prefix, "--partitions", "8", "--http", "127.0.0.1:0", "--log-level", "warn",
+			"--hot-window", "1m", "--hot-slide", "5s", "--hot-idle", idle.String(), "--hot-k", "10")
+		cl, err := kc.Client(kgo.ProducerLinger(5 * time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		rdb := goredis.NewClient(&goredis.Options{Addr: redisAddr, DB: redisDB})
+		defer rdb.Close()
+
+		type sample struct {
+			at   time.Time
+			snap topics.TopKSnapshot
+		}
+		var samples []sample
+		topic := string(kc.Names.Stream(topics.SearchQueries))
+		t0 := time.Now()
+		silenceStart, silenceEnd, end := t0.Add(10*time.Second), t0.Add(70*time.Second), t0.Add(90*time.Second)
+		rng := rand.New(rand.NewPCG(3, 4))
+		for now := time.Now(); now.Before(end); now = time.Now() {
+			for range 4 {
+				user := fmt.Sprint("u", rng.IntN(1000))
+				if kafkaconf.PartitionOf(user, 8) == silent && now.After(silenceStart) && now.Before(silenceEnd) {
+					continue
+				}
+				v, _ := json.Marshal(map[string]any{"query": fmt.Sprint("idle term ", int(10*rng.Float64()*rng.Float64())), "ts": now.UnixMilli(), "user_id": user})
+				cl.Produce(ctx, &kgo.Record{Topic: topic, Key: []byte(user), Value: v}, nil)
+			}
+			if raw, err := rdb.Get(ctx, "hot:search:latest").Bytes(); err == nil {
+				var s topics.TopKSnapshot
+				if err := json.Unmarshal(raw, &s); err != nil {
+					t.Fatal(err)
+				}
+				samples = append(samples, sample{now, s})
+			}
+			time.Sleep(40 * time.Millisecond)
+		}
+		// From when the silent partition has been idle for --hot-idle (plus a slide and the
+		// lateness), the latest snapshot must stay within a slide, the lateness and a margin of
+		// now; without the idle rule it would stay at the silence's start.
+		const maxLag = 10 * time.Second
+		checked := 0
+		for _, s := range samples {
+			if s.at.Before(silenceStart.Add(idle + 10*time.Second)) {
+				continue
+			}
+			if lag := s.at.Sub(s.snap.WindowEnd); lag > maxLag {
+				t.Fatalf("at %s (%s into the silence) the latest snapshot ends at %s: %s behind", s.at.Format(time.TimeOnly),
+					s.at.Sub(silenceStart).Round(time.Second), s.snap.WindowEnd.Format(time.TimeOnly), lag.Round(time.Millisecond))
+			}
+			if len(s.snap.MissingPartitions) > 0 || len(s.snap.Items) == 0 {
+				t.Fatalf("snapshot ending %s: missing %v, %d items", s.snap.WindowEnd, s.snap.MissingPartitions, len(s.snap.Items))
+			}
+			checked++
+		}
+		if checked < 100 {
+			t.Fatalf("only %d samples of the latest snapshot checked", checked)
+		}
+	})
+}
