@@ -24,13 +24,19 @@ test:
 	$(WITH_SERVERS) env $(REQUIRE) $(GO) test -race -count=1 -timeout 25m $(PKGS)
 
 # Benchmarks: the steps slice on the real broker and redis-server (reports/s, raw franz-go
-# consume rate, ratio, goka no-op ceiling), the sketch against its Go peers on the same
-# streams, and the sinks and decoders. benchstat prints the medians of BENCH_COUNT runs.
-BENCH_COUNT ?= 5
-BENCH_OUT   ?= bench.txt
+# consume rate, ratio, goka no-op ceiling), the hot-search path on the real broker, Redis and
+# ClickHouse (queries/s, raw consume rate, ratio, CPU per query; and, live, the snapshot
+# freshness p50/p99), the sketch against its Go peers on the same streams, and the sinks and
+# decoders. benchstat prints the medians of BENCH_COUNT runs; the freshness benchmark measures
+# 90 s of live traffic per run, so it runs BENCH_FRESHNESS_COUNT times.
+BENCH_COUNT           ?= 5
+BENCH_FRESHNESS_COUNT ?= 1
+BENCH_OUT             ?= bench.txt
 bench:
 	$(WITH_SERVERS) env $(REQUIRE) bash -c 'set -o pipefail; { \
 	  $(GO) test -run "^$$" -bench SliceThroughput -benchtime 1x -count $(BENCH_COUNT) ./processors/steps/ && \
+	  $(GO) test -run "^$$" -bench HotThroughput -benchtime 1x -count $(BENCH_COUNT) ./processors/hot/ && \
+	  $(GO) test -run "^$$" -bench HotFreshness -benchtime 1x -count $(BENCH_FRESHNESS_COUNT) ./processors/hot/ && \
 	  $(GO) test -run "^$$" -bench . -benchmem -count $(BENCH_COUNT) ./sketch/ ./sinks/... ./topics/ ; \
 	} | tee $(BENCH_OUT)'
 	$(GO) tool benchstat $(BENCH_OUT)

@@ -8,9 +8,6 @@ import (
 
 	"github.com/lovoo/goka"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/rankstream/rankstream/internal/loadgen"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/steps"
@@ -38,18 +35,20 @@ func BenchmarkSliceThroughput(b *testing.B) {
 	group := string(e.kc.Names.Group(steps.Group))
 	topic := string(e.kc.Names.Stream(topics.StepsReported))
 
+	adm := testenv.KafkaAdmin(b, e.kc.Brokers)
+
 	e.start("bench")
 	e.produce(records[:1], 0)
-	waitCommitted(b, e, group, 1)
+	testenv.WaitCommitted(b, adm, group, topic, 1, 5*time.Minute)
 
 	b.ResetTimer()
 	start := time.Now()
 	e.produce(records[1:], 0)
-	waitCommitted(b, e, group, n)
+	testenv.WaitCommitted(b, adm, group, topic, n, 5*time.Minute)
 	slice := float64(n-1) / time.Since(start).Seconds()
 	b.StopTimer()
 
-	raw := rawConsumeRate(b, e, topic, n)
+	raw := testenv.RawConsumeRate(b, e.kc.Brokers, topic, n)
 	ceiling := gokaNoopRate(b, e, topic, n)
 	b.ReportMetric(slice, "reports/s")
 	b.ReportMetric(raw, "raw-consume/s")
@@ -91,50 +90,4 @@ func gokaNoopRate(b *testing.B, e *e2e, topic string, n int) float64 {
 	cancel()
 	<-stopped
 	return rate
-}
-
-// committed sums the group's committed offsets over all partitions.
-func committed(b testing.TB, e *e2e, group string) int64 {
-	cl, err := e.kc.Client()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cl.Close()
-	offs, err := kadm.NewClient(cl).FetchOffsets(context.Background(), group)
-	if err != nil {
-		return 0
-	}
-	var sum int64
-	offs.Each(func(o kadm.OffsetResponse) { sum += o.At })
-	return sum
-}
-
-func waitCommitted(b *testing.B, e *e2e, group string, n int64) {
-	deadline := time.Now().Add(5 * time.Minute)
-	for committed(b, e, group) < n {
-		if time.Now().After(deadline) {
-			b.Fatalf("group %s committed %d of %d after 5 minutes", group, committed(b, e, group), n)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// rawConsumeRate reads the topic from the start with a plain franz-go consumer.
-func rawConsumeRate(b *testing.B, e *e2e, topic string, n int) float64 {
-	cl, err := e.kc.Client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cl.Close()
-	start := time.Now()
-	got := 0
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	for got < n && ctx.Err() == nil {
-		got += cl.PollFetches(ctx).NumRecords()
-	}
-	if got < n {
-		b.Fatalf("raw consumer read %d of %d records", got, n)
-	}
-	return float64(got) / time.Since(start).Seconds()
 }

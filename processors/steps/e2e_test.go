@@ -310,22 +310,25 @@ func TestRedisOutageHoldsOffsets(t *testing.T) {
 		now := time.Now()
 		records, want := generate(4, 40_000, 4_000, now)
 		group := string(e.kc.Names.Group(steps.Group))
+		topic := string(e.kc.Names.Stream(topics.StepsReported))
+		adm := testenv.KafkaAdmin(t, brokers)
+		committed := func() int64 { return testenv.Committed(adm, group, topic) }
 
 		e.start("processor")
 		first := records[:20_000]
 		_, wantFirst := generate(4, 20_000, 4_000, now) // the same stream's first half
 		e.produce(first, 0)
 		e.waitExact(wantFirst, 2*time.Minute)
-		testenv.WaitFor(t, time.Minute, "offsets of the first half committed", func() bool { return committed(t, e, group) == 20_000 })
+		testenv.WaitFor(t, time.Minute, "offsets of the first half committed", func() bool { return committed() == 20_000 })
 
 		proxy.SetDown(true)
 		e.produce(records[20_000:], 0)
 		time.Sleep(5 * time.Second)
-		if n := committed(t, e, group); n != 20_000 {
+		if n := committed(); n != 20_000 {
 			t.Fatalf("%d offsets committed while Redis was down, want 20000", n)
 		}
 		proxy.SetDown(false)
 		e.waitExact(want, 2*time.Minute)
-		testenv.WaitFor(t, time.Minute, "all offsets committed", func() bool { return committed(t, e, group) == 40_000 })
+		testenv.WaitFor(t, time.Minute, "all offsets committed", func() bool { return committed() == 40_000 })
 	})
 }

@@ -1,0 +1,80 @@
+package testenv
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// KafkaAdmin returns an admin client of brokers, closed when the test ends.
+func KafkaAdmin(t testing.TB, brokers []string) *kadm.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err != nil {
+		t.Fatalf("testenv: kafka client for %v: %v", brokers, err)
+	}
+	t.Cleanup(cl.Close)
+	return kadm.NewClient(cl)
+}
+
+// Committed sums the offsets group has committed on the partitions of topic: how many of the
+// topic's records (from offset 0) the group has finished with. A group that has not committed
+// yet, or an offset fetch that fails, counts 0.
+func Committed(adm *kadm.Client, group, topic string) int64 {
+	offs, err := adm.FetchOffsets(context.Background(), group)
+	if err != nil {
+		return 0
+	}
+	var sum int64
+	offs.Each(func(o kadm.OffsetResponse) {
+		if o.Topic == topic && o.Err == nil && o.At > 0 {
+			sum += o.At
+		}
+	})
+	return sum
+}
+
+// WaitCommitted waits until group's committed offsets on topic cover n records (see
+// Committed), polling every 50 ms, and fails the test after timeout.
+func WaitCommitted(t testing.TB, adm *kadm.Client, group, topic string, n int64, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		got := Committed(adm, group, topic)
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("testenv: group %s committed %d of %d records of %s after %s", group, got, n, topic, timeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// RawConsumeRate reads n records of topic from its start with a plain franz-go consumer (no
+// group, no decoding) and returns records per second, counted from the client's creation: the
+// rate the broker and the client library allow, the ceiling of any processor of the topic. It
+// fails the test if the records are not all read within 2 minutes.
+func RawConsumeRate(t testing.TB, brokers []string, topic string, n int) float64 {
+	t.Helper()
+	start := time.Now()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatalf("testenv: kafka client for %v: %v", brokers, err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	got := 0
+	for got < n && ctx.Err() == nil {
+		got += cl.PollFetches(ctx).NumRecords()
+	}
+	if got < n {
+		t.Fatalf("testenv: raw consumer read %d of %d records of %s", got, n, topic)
+	}
+	return float64(got) / time.Since(start).Seconds()
+}
