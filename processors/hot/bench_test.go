@@ -211,7 +211,6 @@ func (g *gatedWriter) Write(b []byte) (int, error) {
 
 func newHotPipeline(b *testing.B, cfg hot.Config) *hotPipeline {
 	brokers := testenv.KafkaBrokers(b)
-	chAddr, chDB := testenv.ClickHouseAddr(b)
 	rdb := testenv.Redis(b)
 	kc := kafkaconf.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: testenv.UniqueName(b, "hotbench") + "."}}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -219,14 +218,7 @@ func newHotPipeline(b *testing.B, cfg hot.Config) *hotPipeline {
 	if _, err := kc.EnsureTopics(ctx, true); err != nil {
 		b.Fatal(err)
 	}
-	history, err := rsclickhouse.Open(ctx, chAddr, chDB)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = history.Close() })
-	if _, err := history.Migrate(ctx); err != nil {
-		b.Fatal(err)
-	}
+	_, _, history := openHistory(b, ctx)
 	// The defaults of `rankstream process` (cmd/rankstream/hot.go), unless cfg sets them.
 	cfg.Names, cfg.Partitions = kc.Names, kc.Partitions
 	cfg.Slide = cmp.Or(cfg.Slide, 5*time.Second)

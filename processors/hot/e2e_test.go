@@ -84,17 +84,25 @@ type run struct {
 }
 
 func newRun(t *testing.T, ctx context.Context) run {
-	conn, chDB := testenv.ClickHouse(t)
-	sink, err := rsclickhouse.Open(ctx, os.Getenv(testenv.EnvClickHouse), chDB)
+	conn, chDB, _ := openHistory(t, ctx)
+	addr, db := testenv.RedisAddr(t)
+	return run{ch: conn, chDB: chDB, redis: addr, redisDB: db}
+}
+
+// openHistory returns a ClickHouse database of the test's own, its schema migrated, and a sink
+// on it (closed when the test ends).
+func openHistory(t testing.TB, ctx context.Context) (driver.Conn, string, *rsclickhouse.Sink) {
+	t.Helper()
+	conn, db := testenv.ClickHouse(t)
+	sink, err := rsclickhouse.Open(ctx, os.Getenv(testenv.EnvClickHouse), db)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sink.Close()
+	t.Cleanup(func() { sink.Close() })
 	if _, err := sink.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	addr, db := testenv.RedisAddr(t)
-	return run{ch: conn, chDB: chDB, redis: addr, redisDB: db}
+	return conn, db, sink
 }
 
 // args returns `rankstream process` arguments writing to the run's stores.

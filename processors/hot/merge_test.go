@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -42,15 +41,7 @@ func TestMergeWaitsThenPublishesMissingPartitions(t *testing.T) {
 		if _, err := kc.EnsureTopics(ctx, true); err != nil {
 			t.Fatal(err)
 		}
-		conn, chDB := testenv.ClickHouse(t)
-		sink, err := rsclickhouse.Open(ctx, os.Getenv(testenv.EnvClickHouse), chDB)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer sink.Close()
-		if _, err := sink.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
+		conn, _, sink := openHistory(t, ctx)
 		rdb := testenv.Redis(t)
 
 		log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
