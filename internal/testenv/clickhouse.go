@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -44,7 +45,9 @@ func ClickHouseAddr(t testing.TB) (addr, database string) {
 		t.Fatalf("testenv: clickhouse-server %s (%s): %v", addr, EnvClickHouse, err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
+		// A loaded server (the whole suite on two cores) can take longer than a ping to drop
+		// a database of thousands of parts.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if err := execClickHouse(ctx, addr, "DROP DATABASE IF EXISTS "+database); err != nil {
 			t.Errorf("testenv: cleanup: %v", err)

@@ -132,13 +132,18 @@ func (e *e2e) mismatches(want truth) (int, string) {
 	return bad, example
 }
 
-// waitExact waits until every step key equals the truth, then checks every board's order.
+// waitExact waits until every step key equals the truth and every board's order too (the sink
+// writes a batch's step keys before its boards, so the boards may lag the keys briefly).
 func (e *e2e) waitExact(want truth, timeout time.Duration) {
 	e.t.Helper()
+	boards := want.boards()
 	deadline := time.Now().Add(timeout)
 	for {
-		bad, example := e.mismatches(want)
-		if bad == 0 {
+		problem := e.boardProblem(boards)
+		if bad, example := e.mismatches(want); bad > 0 {
+			problem = fmt.Sprintf("%d of %d step keys are wrong, e.g. %s", bad, len(want), example)
+		}
+		if problem == "" {
 			break
 		}
 		for _, p := range e.processes {
@@ -147,12 +152,16 @@ func (e *e2e) waitExact(want truth, timeout time.Duration) {
 			}
 		}
 		if time.Now().After(deadline) {
-			e.t.Fatalf("after %s, %d of %d step keys are wrong, e.g. %s", timeout, bad, len(want), example)
+			e.t.Fatalf("after %s, %s", timeout, problem)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+	e.t.Logf("exact: %d user-days, %d boards", len(want), len(boards))
+}
+
+// boardProblem says how the first board that differs from the truth differs ("" when none).
+func (e *e2e) boardProblem(boards map[string][]string) string {
 	ctx := context.Background()
-	boards := want.boards()
 	for name, members := range boards {
 		key := "rank:steps:" + strings.ReplaceAll(name, "/", ":")
 		got, err := e.rdb.ZRangeArgs(ctx, goredis.ZRangeArgs{Key: key, Start: 0, Stop: -1, Rev: true}).Result()
@@ -160,18 +169,18 @@ func (e *e2e) waitExact(want truth, timeout time.Duration) {
 			e.t.Fatal(err)
 		}
 		if len(got) != len(members) {
-			e.t.Fatalf("board %s has %d members, want %d", key, len(got), len(members))
+			return fmt.Sprintf("board %s has %d members, want %d", key, len(got), len(members))
 		}
 		for i := range members {
 			if got[i] != members[i] {
-				e.t.Fatalf("board %s rank %d is %s, want %s", key, i+1, got[i], members[i])
+				return fmt.Sprintf("board %s rank %d is %s, want %s", key, i+1, got[i], members[i])
 			}
 		}
 		if ttl := e.rdb.TTL(ctx, key).Val(); ttl <= 0 {
-			e.t.Fatalf("board %s has no expiry (TTL %v)", key, ttl)
+			return fmt.Sprintf("board %s has no expiry (TTL %v)", key, ttl)
 		}
 	}
-	e.t.Logf("exact: %d user-days, %d boards", len(want), len(boards))
+	return ""
 }
 
 // deadLetters returns the reason header of every record in the dead-letter topic.
