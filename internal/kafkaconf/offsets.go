@@ -72,7 +72,7 @@ func (c Config) ResetOffsets(ctx context.Context, group goka.Group, topic goka.S
 // recovery, the hot group's checkpoints) then find nothing. Brokers refuse DeleteRecords on
 // compacted topics, hence tombstones. Nothing may write to the topic meanwhile.
 func (c Config) Clear(ctx context.Context, topic string) error {
-	cl, err := c.Client()
+	cl, err := c.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		return err
 	}
@@ -92,37 +92,21 @@ func (c Config) Clear(ctx context.Context, topic string) error {
 	if err != nil {
 		return fmt.Errorf("kafka: clear %s: %w", topic, err)
 	}
-	from := map[string]map[int32]kgo.Offset{topic: {}}
-	left := 0
+	from, to := map[int32]int64{}, map[int32]int64{}
 	ends.Each(func(o kadm.ListedOffset) {
-		if s, _ := starts.Lookup(topic, o.Partition); o.Offset > s.Offset {
-			from[topic][o.Partition] = kgo.NewOffset().At(s.Offset)
-			left++
-		}
+		s, _ := starts.Lookup(topic, o.Partition)
+		from[o.Partition], to[o.Partition] = s.Offset, o.Offset
 	})
-	if left == 0 {
-		return nil
-	}
-	reader, err := c.Client(kgo.ConsumePartitions(from))
-	if err != nil {
-		return err
-	}
-	defer reader.Close()
 	live := map[int32]map[string]bool{}
-	for left > 0 {
-		fetches := reader.PollFetches(ctx)
-		if err := fetches.Err(); err != nil {
-			return fmt.Errorf("kafka: clear %s: %w", topic, err)
+	err = c.Read(ctx, topic, from, to, func(r *kgo.Record) error {
+		if live[r.Partition] == nil {
+			live[r.Partition] = map[string]bool{}
 		}
-		fetches.EachRecord(func(r *kgo.Record) {
-			if live[r.Partition] == nil {
-				live[r.Partition] = map[string]bool{}
-			}
-			live[r.Partition][string(r.Key)] = r.Value != nil
-			if end, _ := ends.Lookup(topic, r.Partition); r.Offset == end.Offset-1 {
-				left--
-			}
-		})
+		live[r.Partition][string(r.Key)] = r.Value != nil
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("kafka: clear %s: %w", topic, err)
 	}
 	var tombstones []*kgo.Record
 	for part, keys := range live {
@@ -132,13 +116,49 @@ func (c Config) Clear(ctx context.Context, topic string) error {
 			}
 		}
 	}
-	writer, err := c.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err := cl.ProduceSync(ctx, tombstones...).FirstErr(); err != nil {
+		return fmt.Errorf("kafka: clear %s: %w", topic, err)
+	}
+	return nil
+}
+
+// Read calls fn for every record of topic at offsets [from[p], to[p]) of each partition p in
+// from, in offset order within a partition, and returns once every range is read; records the
+// log no longer holds (retention, compaction) are skipped. The record at to[p]-1 must exist,
+// as the last record of a partition always does.
+func (c Config) Read(ctx context.Context, topic string, from, to map[int32]int64, fn func(*kgo.Record) error) error {
+	start := map[int32]kgo.Offset{}
+	for p, off := range from {
+		if off < to[p] {
+			start[p] = kgo.NewOffset().At(off)
+		}
+	}
+	if len(start) == 0 {
+		return nil
+	}
+	cl, err := c.Client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: start}),
+		kgo.FetchMaxPartitionBytes(64<<20), kgo.FetchMaxBytes(64<<20))
 	if err != nil {
 		return err
 	}
-	defer writer.Close()
-	if err := writer.ProduceSync(ctx, tombstones...).FirstErr(); err != nil {
-		return fmt.Errorf("kafka: clear %s: %w", topic, err)
+	defer cl.Close()
+	for left := len(start); left > 0; {
+		fetches := cl.PollFetches(ctx)
+		if err := fetches.Err(); err != nil {
+			return fmt.Errorf("kafka: read %s: %w", topic, err)
+		}
+		for it := fetches.RecordIter(); !it.Done(); {
+			r := it.Next()
+			if r.Offset >= to[r.Partition] {
+				continue // a range already read
+			}
+			if err := fn(r); err != nil {
+				return err
+			}
+			if r.Offset == to[r.Partition]-1 {
+				left--
+			}
+		}
 	}
 	return nil
 }

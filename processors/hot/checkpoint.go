@@ -10,6 +10,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/rankstream/rankstream/internal/kafkaconf"
 )
 
 // A checkpoint is one loop partition's whole state after the loop record at loopOffset: the
@@ -81,8 +83,8 @@ func decodeCheckpoint(b []byte) (*checkpoint, error) {
 // stored only after every partial emitted before it, and reads a partition's latest checkpoint
 // and loop records back.
 type kafkaIO struct {
-	cl      *kgo.Client
-	brokers []string
+	kc kafkaconf.Config
+	cl *kgo.Client
 }
 
 // produce stores records and returns once the brokers acknowledged all of them. franz-go
@@ -97,59 +99,26 @@ func (k *kafkaIO) produce(ctx context.Context, recs ...*kgo.Record) error {
 
 // latest returns the last record of a partition, or nil when the partition is empty.
 func (k *kafkaIO) latest(ctx context.Context, topic string, partition int32) (*kgo.Record, error) {
-	adm := kadm.NewClient(k.cl)
-	starts, err := adm.ListStartOffsets(ctx, topic)
-	if err == nil {
-		err = starts.Error()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("hot: start offsets of %s: %w", topic, err)
-	}
-	ends, err := adm.ListEndOffsets(ctx, topic)
+	ends, err := kadm.NewClient(k.cl).ListEndOffsets(ctx, topic)
 	if err == nil {
 		err = ends.Error()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("hot: end offsets of %s: %w", topic, err)
 	}
-	start, _ := starts.Lookup(topic, partition)
 	end, _ := ends.Lookup(topic, partition)
-	if end.Offset <= start.Offset {
-		return nil, nil
+	if end.Offset == 0 {
+		return nil, nil // compacted topics keep a partition's last record: only a new one is empty
 	}
 	var last *kgo.Record
 	err = k.read(ctx, topic, partition, end.Offset-1, end.Offset, func(r *kgo.Record) error { last = r; return nil })
 	return last, err
 }
 
-// read calls fn for each record of a partition at offsets in [from, to), in order; records
-// the log no longer holds (retention, compaction) are skipped.
+// read calls fn for each record of a partition at offsets in [from, to), in order.
 func (k *kafkaIO) read(ctx context.Context, topic string, partition int32, from, to int64, fn func(*kgo.Record) error) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(k.brokers...),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {partition: kgo.NewOffset().At(from)}}),
-		kgo.FetchMaxPartitionBytes(64<<20), kgo.FetchMaxBytes(64<<20))
-	if err != nil {
+	if err := k.kc.Read(ctx, topic, map[int32]int64{partition: from}, map[int32]int64{partition: to}, fn); err != nil {
 		return fmt.Errorf("hot: read %s/%d: %w", topic, partition, err)
 	}
-	defer cl.Close()
-	for {
-		fetches := cl.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := fetches.Err(); err != nil {
-			return fmt.Errorf("hot: read %s/%d: %w", topic, partition, err)
-		}
-		for _, r := range fetches.Records() {
-			if r.Offset >= to {
-				return nil
-			}
-			if err := fn(r); err != nil {
-				return err
-			}
-			if r.Offset == to-1 {
-				return nil
-			}
-		}
-	}
+	return nil
 }

@@ -69,14 +69,10 @@ type merger struct {
 // The waits and the expiry run in the sweep visitor (RunMerge calls it periodically).
 func MergeGraph(cfg Config, pub Publisher) *goka.GroupGraph {
 	cfg.defaults()
-	log := cfg.Log
-	if log == nil {
-		log = slog.Default()
-	}
 	m := &merger{
 		rules: mergeRules{partitions: cfg.Partitions, k: cfg.K, wait: cfg.MergeWait, ttl: mergeTTL, started: time.Now()},
 		pub:   pub,
-		log:   log,
+		log:   cfg.Log,
 	}
 	return goka.DefineGroup(cfg.Names.Group(topics.HotMergeGroup),
 		goka.Input(cfg.Names.Stream(topics.HotPartials), partialCodec{}, m.merge),
@@ -123,9 +119,6 @@ func RunMerge(ctx context.Context, cfg Config, pub Publisher, brokers []string, 
 // runSweeper visits the whole merge table every period until ctx ends, and only while the
 // processor runs: not during a rebalance, when partitions are being stopped or set up.
 func runSweeper(ctx context.Context, proc *goka.Processor, every time.Duration, log *slog.Logger) {
-	if log == nil {
-		log = slog.Default()
-	}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {

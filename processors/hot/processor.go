@@ -78,6 +78,9 @@ func (c *Config) defaults() {
 	if c.Partitions <= 0 {
 		c.Partitions = topics.DefaultPartitions
 	}
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
 }
 
 // Partial is one partition's Top-K of one window (topic hot.partials, key = window end ms).
@@ -116,7 +119,6 @@ type processor struct {
 	loop        string
 	io          *kafkaIO
 	markerKeys  []string
-	slideMs     int64
 	shape       shape
 	mu          sync.Mutex // guards the maps below; each partition's state is used by its own goroutine only
 	inputs      map[int32]*inputState
@@ -130,7 +132,7 @@ func newProcessor(cfg Config, io *kafkaIO) *processor {
 		partials:    string(cfg.Names.Stream(topics.HotPartials)),
 		checkpoints: string(cfg.Names.Stream(topics.HotCheckpoints)),
 		loop:        string(cfg.Names.Loop(topics.HotGroup)),
-		slideMs:     cfg.Slide.Milliseconds(), inputs: map[int32]*inputState{}, windows: map[int32]*windowState{},
+		inputs:      map[int32]*inputState{}, windows: map[int32]*windowState{},
 		shape: shape{windowMs: cfg.Window.Milliseconds(), slideMs: cfg.Slide.Milliseconds(),
 			lookaheadMs: cfg.Lookahead.Milliseconds(), k: int64(cfg.K)},
 	}
@@ -164,13 +166,14 @@ func markerKeys(n int) []string {
 
 // Run runs the hot group until ctx ends.
 func Run(ctx context.Context, cfg Config, brokers []string, opts ...goka.ProcessorOption) error {
-	cl, err := kafkaconf.Config{Brokers: brokers}.Client(kgo.ProducerLinger(0),
+	kc := kafkaconf.Config{Brokers: brokers}
+	cl, err := kc.Client(kgo.ProducerLinger(0),
 		kgo.ProducerBatchMaxBytes(topics.MaxCheckpointBytes), kgo.MaxBufferedBytes(4*topics.MaxCheckpointBytes))
 	if err != nil {
 		return fmt.Errorf("hot processor: %w", err)
 	}
 	defer cl.Close()
-	p := newProcessor(cfg, &kafkaIO{cl: cl, brokers: brokers})
+	p := newProcessor(cfg, &kafkaIO{kc: kc, cl: cl})
 	proc, err := goka.NewProcessor(brokers, p.graph(), opts...)
 	if err != nil {
 		return fmt.Errorf("hot processor: %w", err)
@@ -199,7 +202,7 @@ func (p *processor) route(ctx goka.Context, msg any) {
 	// terms, and the marker closes no window the term belongs to (the term is not later than
 	// the marker's event time, and windows close a lateness behind it).
 	late := p.cfg.Lateness.Milliseconds()
-	if in.markedMs < 0 || (in.maxMs-late)/p.slideMs > (in.markedMs-late)/p.slideMs {
+	if slide := p.shape.slideMs; in.markedMs < 0 || (in.maxMs-late)/slide > (in.markedMs-late)/slide {
 		in.markedMs = in.maxMs
 		marker := loopRecord{kind: kindMarker, ms: in.maxMs, partition: ctx.Partition()}.encode()
 		for _, k := range p.markerKeys {
@@ -325,11 +328,11 @@ func (p *processor) restore(ctx context.Context, q int32, first int64) (*windowS
 		case err != nil:
 			return nil, fmt.Errorf("hot processor: checkpoint of partition %d at offset %d: %w", q, rec.Offset, err)
 		case cp.shape != p.shape:
-			p.log().Warn("hot: checkpoint made with another window shape; rebuilding from the loop topic",
+			p.cfg.Log.Warn("hot: checkpoint made with another window shape; rebuilding from the loop topic",
 				"partition", q, "checkpoint", cp.shape, "configured", p.shape)
 		default:
 			w.loopOffset, w.endMs, w.seen, w.marks, w.first = cp.loopOffset, cp.endMs, cp.seen, cp.marks, cp.first
-			p.log().Info("hot: restored from checkpoint", "partition", q, "loop_offset", cp.loopOffset, "window_end", time.UnixMilli(cp.endMs).UTC())
+			p.cfg.Log.Info("hot: restored from checkpoint", "partition", q, "loop_offset", cp.loopOffset, "window_end", time.UnixMilli(cp.endMs).UTC())
 			for part := range w.marks {
 				w.markedAt[part] = now
 			}
@@ -338,7 +341,7 @@ func (p *processor) restore(ctx context.Context, q int32, first int64) (*windowS
 	if first <= w.loopOffset+1 {
 		return w, nil
 	}
-	p.log().Info("hot: catching up from the loop topic", "partition", q, "from", w.loopOffset+1, "to", first)
+	p.cfg.Log.Info("hot: catching up from the loop topic", "partition", q, "from", w.loopOffset+1, "to", first)
 	applied := 0
 	err = p.io.read(ctx, p.loop, q, w.loopOffset+1, first, func(rec *kgo.Record) error {
 		w.loopOffset = rec.Offset
@@ -352,7 +355,7 @@ func (p *processor) restore(ctx context.Context, q int32, first int64) (*windowS
 	if err != nil {
 		return nil, err
 	}
-	p.log().Info("hot: caught up", "partition", q, "records", applied, "took", time.Since(now).Round(time.Millisecond))
+	p.cfg.Log.Info("hot: caught up", "partition", q, "records", applied, "took", time.Since(now).Round(time.Millisecond))
 	return w, nil
 }
 
@@ -397,16 +400,17 @@ func (p *processor) close(ctx context.Context, partition int32, w *windowState) 
 	if low < 0 {
 		return nil
 	}
-	target := (low - p.cfg.Lateness.Milliseconds()) / p.slideMs * p.slideMs
+	slide := p.shape.slideMs
+	target := (low - p.cfg.Lateness.Milliseconds()) / slide * slide
 	if w.endMs == 0 {
 		// The window can only move forward: when the loop's first records are gone (retention),
 		// it may have started after the origin.
 		_, started := w.win.Bounds()
-		origin = max((origin+p.slideMs-1)/p.slideMs*p.slideMs, started.UnixMilli())
-		w.endMs = origin - p.slideMs
+		origin = max((origin+slide-1)/slide*slide, started.UnixMilli())
+		w.endMs = origin - slide
 	}
 	var recs []*kgo.Record
-	for end := w.endMs + p.slideMs; end <= target; end += p.slideMs {
+	for end := w.endMs + slide; end <= target; end += slide {
 		w.endMs = end
 		w.win.Advance(time.UnixMilli(end))
 		start, _ := w.win.Bounds()
@@ -422,11 +426,4 @@ func (p *processor) close(ctx context.Context, partition int32, w *windowState) 
 		return nil
 	}
 	return p.io.produce(ctx, recs...)
-}
-
-func (p *processor) log() *slog.Logger {
-	if p.cfg.Log != nil {
-		return p.cfg.Log
-	}
-	return slog.Default()
 }
