@@ -22,15 +22,22 @@ func (w *Window) columns(h uint64, idx *[maxDepth]int) {
 	}
 }
 
+// minAt returns the smallest of an item's counters in cnt (a sketch: block or aggregate),
+// whose columns are idx.
+func (w *Window) minAt(cnt []uint32, idx *[maxDepth]int) uint32 {
+	m := uint32(math.MaxUint32)
+	for _, i := range idx[:w.cfg.depth] {
+		m = min(m, cnt[i])
+	}
+	return m
+}
+
 // addGeneric is the end of AddHash for an item that is not a candidate, at
 // any depth (AddHash inlines it for depth 4).
 func (w *Window) addGeneric(h uint64, item string) {
 	var idx [maxDepth]int
 	w.columns(h, &idx)
-	est := uint32(math.MaxUint32)
-	for _, i := range idx[:w.cfg.depth] {
-		est = min(est, w.agg[i])
-	}
+	est := w.minAt(w.agg, &idx)
 	if len(w.free) > 0 || uint64(est) >= w.heap[0].key {
 		w.offer(h, item, est)
 		return
@@ -44,11 +51,7 @@ func (w *Window) addGeneric(h uint64, item string) {
 // aggregate rises by as much as the block.
 func (w *Window) sketchAdd(off int, idx *[maxDepth]int, n uint32) {
 	blk := w.blocks[off : off+w.cells]
-	m := uint32(math.MaxUint32)
-	for _, i := range idx[:w.cfg.depth] {
-		m = min(m, blk[i])
-	}
-	m += n
+	m := w.minAt(blk, idx) + n
 	for _, i := range idx[:w.cfg.depth] {
 		if b := blk[i]; b < m {
 			blk[i] = m
@@ -62,11 +65,7 @@ func (w *Window) sketchAdd(off int, idx *[maxDepth]int, n uint32) {
 func (w *Window) estimate(h uint64) uint64 {
 	var idx [maxDepth]int
 	w.columns(h, &idx)
-	est := uint32(math.MaxUint32)
-	for _, i := range idx[:w.cfg.depth] {
-		est = min(est, w.agg[i])
-	}
-	return uint64(est)
+	return uint64(w.minAt(w.agg, &idx))
 }
 
 // preBound computes a fresh upper bound on candidate c's events before its
@@ -80,20 +79,13 @@ func (w *Window) preBound(c int32) uint64 {
 	cd := &w.cands[c]
 	var idx [maxDepth]int
 	w.columns(cd.hash, &idx)
-	bound := uint32(math.MaxUint32)
-	for _, i := range idx[:w.cfg.depth] {
-		bound = min(bound, w.agg[i])
-	}
+	bound := w.minAt(w.agg, &idx)
 	first := w.end - int64(w.nslots)
 	last := min(cd.admitted, w.end+int64(w.rslots-w.nslots)-1)
 	var sum uint64
 	for b := floorDiv(first, w.bslots); b <= floorDiv(last, w.bslots); b++ {
 		off := int(floorMod(b, int64(w.nblocks))) * w.cells
-		e := uint32(math.MaxUint32)
-		for _, i := range idx[:w.cfg.depth] {
-			e = min(e, w.blocks[off+i])
-		}
-		if sum += uint64(e); sum >= uint64(bound) {
+		if sum += uint64(w.minAt(w.blocks[off:off+w.cells], &idx)); sum >= uint64(bound) {
 			return uint64(bound)
 		}
 	}

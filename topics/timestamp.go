@@ -12,6 +12,19 @@ import (
 // epoch milliseconds, the lossless form of what the pipeline keeps.
 type Timestamp struct{ time.Time }
 
+// ParseTime reads an event time in text (a "<time>\t<query>" line, a command-line flag): RFC
+// 3339 with an offset, or integer epoch milliseconds.
+func ParseTime(s string) (time.Time, error) {
+	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return time.UnixMilli(ms), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("time %q is neither RFC 3339 with an offset nor epoch milliseconds", s)
+	}
+	return t, nil
+}
+
 // UnmarshalJSON accepts "2026-11-30T08:00:00+08:00" or 1796083200000.
 func (t *Timestamp) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)

@@ -95,18 +95,6 @@ func (c Config) ProcessorOptions(g goka.Group, log *slog.Logger) []goka.Processo
 	}
 }
 
-// EmitterOptions configures a goka emitter on this cluster.
-func (c Config) EmitterOptions(log *slog.Logger) []goka.EmitterOption {
-	s := c.Sarama()
-	return []goka.EmitterOption{
-		goka.WithEmitterProducerBuilder(producerBuilder(s)),
-		goka.WithEmitterHasher(NewMurmur2),
-		goka.WithEmitterTopicManagerBuilder(goka.TopicManagerBuilderWithConfig(s, c.topicManager())),
-		goka.WithEmitterClientID(c.clientID()),
-		goka.WithEmitterLogger(gokaLogger{log.With("component", "goka-emitter")}),
-	}
-}
-
 // gokaLogger sends goka's printf-style logs to slog at debug level: goka logs every
 // partition state change, which is noise at info level.
 type gokaLogger struct{ log *slog.Logger }

@@ -77,32 +77,18 @@ func (m *memStore) Iterator() (storage.Iterator, error) { return m.IteratorWithR
 func (m *memStore) IteratorWithRange(start, limit []byte) (storage.Iterator, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	it := &memIter{pos: -1}
-	for k, v := range m.data {
+	var keys []string
+	for k := range m.data {
 		if (start == nil || k >= string(start)) && (limit == nil || k < string(limit)) {
-			it.keys = append(it.keys, k)
-			it.vals = append(it.vals, v)
+			keys = append(keys, k)
 		}
 	}
-	idx := make([]int, len(it.keys))
-	for i := range idx {
-		idx[i] = i
+	slices.Sort(keys)
+	vals := make([][]byte, len(keys))
+	for i, k := range keys {
+		vals[i] = m.data[k]
 	}
-	slices.SortFunc(idx, func(a, b int) int {
-		switch {
-		case it.keys[a] < it.keys[b]:
-			return -1
-		case it.keys[a] > it.keys[b]:
-			return 1
-		}
-		return 0
-	})
-	keys, vals := make([]string, len(idx)), make([][]byte, len(idx))
-	for i, j := range idx {
-		keys[i], vals[i] = it.keys[j], it.vals[j]
-	}
-	it.keys, it.vals = keys, vals
-	return it, nil
+	return &memIter{keys: keys, vals: vals, pos: -1}, nil
 }
 
 type memIter struct {

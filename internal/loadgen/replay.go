@@ -65,7 +65,7 @@ func replayRecord(text string, line int, now time.Time) (Record, error) {
 	if !ok {
 		return Record{}, fmt.Errorf("no tab between time and query")
 	}
-	t, err := parseEventTime(ts)
+	t, err := topics.ParseTime(ts)
 	if err != nil {
 		return Record{}, err
 	}
@@ -74,17 +74,4 @@ func replayRecord(text string, line int, now time.Time) (Record, error) {
 		return Record{}, fmt.Errorf("encode: %w", err)
 	}
 	return Record{Key: strconv.Itoa(line), Value: v, Time: now}, nil
-}
-
-// parseEventTime reads RFC 3339 with an offset or integer epoch milliseconds, as the event
-// contract allows.
-func parseEventTime(s string) (time.Time, error) {
-	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return time.UnixMilli(ms), nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("time %q is neither RFC 3339 with an offset nor epoch milliseconds", s)
-	}
-	return t, nil
 }

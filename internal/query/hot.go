@@ -70,7 +70,7 @@ func (s *Server) hotSearch(r *http.Request) (any, error) {
 func (s *Server) latestHot(ctx context.Context) (*topics.TopKSnapshot, error) {
 	c := s.hot
 	c.mu.Lock()
-	if !c.readAt.IsZero() && s.now().Sub(c.readAt) < c.ttl {
+	if !c.readAt.IsZero() && time.Now().Sub(c.readAt) < c.ttl {
 		snap := c.snap
 		c.mu.Unlock()
 		obs.QueryCache.WithLabelValues("hot", "hit").Inc()
@@ -84,7 +84,7 @@ func (s *Server) latestHot(ctx context.Context) (*topics.TopKSnapshot, error) {
 		// The read outlives a waiter that gives up, as other requests may share it.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hotReadTimeout)
 		defer cancel()
-		start := s.now()
+		start := time.Now()
 		snap, err := readHot(rctx, s.rdb)
 		if err != nil {
 			return nil, err

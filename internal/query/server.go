@@ -29,7 +29,6 @@ const (
 type Server struct {
 	rdb goredis.UniversalClient
 	log *slog.Logger
-	now func() time.Time
 	mux *http.ServeMux
 	hot *hotCache
 }
@@ -39,7 +38,7 @@ type Option func(*Server)
 
 // New returns a server reading from rdb.
 func New(rdb goredis.UniversalClient, log *slog.Logger, opts ...Option) *Server {
-	s := &Server{rdb: rdb, log: log, now: time.Now, hot: &hotCache{ttl: DefaultHotCacheTTL}}
+	s := &Server{rdb: rdb, log: log, hot: &hotCache{ttl: DefaultHotCacheTTL}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -49,9 +48,6 @@ func New(rdb goredis.UniversalClient, log *slog.Logger, opts ...Option) *Server 
 	s.route("GET /v1/hot/search", s.hotSearch)
 	return s
 }
-
-// Handle adds another route (the pages, other services' endpoints) to the same mux.
-func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 

@@ -54,7 +54,7 @@ func (s *Server) stepsBoardKey(r *http.Request) (key string, day rank.Day, regio
 				return "", 0, "", badRequest(err.Error())
 			}
 		}
-		day = rank.DayOf(s.now(), loc)
+		day = rank.DayOf(time.Now(), loc)
 	}
 	region = q.Get("region")
 	if region == "" {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -158,11 +157,9 @@ func parseLine(s string) (time.Time, string, error) {
 // parseTime reads RFC 3339 with an offset or integer epoch milliseconds, as
 // the event contract allows, within the years 1970 to 2200.
 func parseTime(s string) (time.Time, error) {
-	var t time.Time
-	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
-		t = time.UnixMilli(ms)
-	} else if t, err = time.Parse(time.RFC3339Nano, s); err != nil {
-		return time.Time{}, fmt.Errorf("time %q is neither RFC 3339 with an offset nor epoch milliseconds", s)
+	t, err := topics.ParseTime(s)
+	if err != nil {
+		return time.Time{}, err
 	}
 	if t.Before(minTime) || t.After(maxTime) {
 		return time.Time{}, fmt.Errorf("time %q outside %d to %d", s, minTime.Year(), maxTime.Year())

@@ -50,6 +50,13 @@ type Config struct {
 	Log       *slog.Logger
 }
 
+// DefaultConfig returns a Config holding the defaults in brackets above.
+func DefaultConfig() Config {
+	var c Config
+	c.defaults()
+	return c
+}
+
 func (c *Config) defaults() {
 	if c.Window <= 0 {
 		c.Window = time.Hour

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rankstream/rankstream/internal/obs"
 	"github.com/rankstream/rankstream/internal/rank"
 	goredis "github.com/redis/go-redis/v9"
@@ -98,12 +98,20 @@ type StepsWriter struct {
 	cur    *batch
 	closed bool
 	kick   chan struct{}
+
+	// Metrics, resolved once: Submit runs for every record.
+	pending  prometheus.Gauge
+	writeSec prometheus.Observer
+	writeErr prometheus.Counter
 }
 
 // NewStepsWriter returns a writer on rdb. Call Run to start flushing.
 func NewStepsWriter(rdb goredis.UniversalClient, opts StepsOptions) *StepsWriter {
 	opts.defaults()
-	w := &StepsWriter{rdb: rdb, opts: opts, cur: newBatch(), kick: make(chan struct{}, 1)}
+	w := &StepsWriter{rdb: rdb, opts: opts, cur: newBatch(), kick: make(chan struct{}, 1),
+		pending:  obs.SinkPending.WithLabelValues("redis-steps"),
+		writeSec: obs.SinkWriteSeconds.WithLabelValues("redis-steps"),
+		writeErr: obs.SinkWriteErrors.WithLabelValues("redis-steps")}
 	w.space = sync.NewCond(&w.mu)
 	return w
 }
@@ -135,7 +143,7 @@ func (w *StepsWriter) Submit(u *rank.StepUpdate, done func(error)) {
 	}
 	w.cur.dones = append(w.cur.dones, done)
 	n := len(w.cur.days)
-	obs.SinkPending.WithLabelValues("redis-steps").Set(float64(len(w.cur.dones)))
+	w.pending.Set(float64(len(w.cur.dones)))
 	w.mu.Unlock()
 	if n >= w.opts.MaxBatch {
 		select {
@@ -177,7 +185,7 @@ func (w *StepsWriter) take() *batch {
 	b := w.cur
 	w.cur = newBatch()
 	w.space.Broadcast()
-	obs.SinkPending.WithLabelValues("redis-steps").Set(0)
+	w.pending.Set(0)
 	return b
 }
 
@@ -211,13 +219,13 @@ func (w *StepsWriter) writeWithRetry(ctx context.Context, b *batch) error {
 		start := time.Now()
 		err := w.write(ctx, b)
 		if err == nil {
-			obs.SinkWriteSeconds.WithLabelValues("redis-steps").Observe(time.Since(start).Seconds())
+			w.writeSec.Observe(time.Since(start).Seconds())
 			return nil
 		}
-		obs.SinkWriteErrors.WithLabelValues("redis-steps").Inc()
+		w.writeErr.Inc()
 		w.opts.Logger.Warn("redis sink: flush failed, retrying", "attempt", attempt,
 			"user_days", len(b.days), "records", len(b.dones), "backoff", backoff, "err", err)
-		if isNoScript(err) {
+		if goredis.HasErrorPrefix(err, "NOSCRIPT") { // Redis lost the script cache (a restart, SCRIPT FLUSH)
 			if lerr := setMax.Load(ctx, w.rdb).Err(); lerr != nil {
 				w.opts.Logger.Warn("redis sink: reload script", "err", lerr)
 			}
@@ -229,12 +237,6 @@ func (w *StepsWriter) writeWithRetry(ctx context.Context, b *batch) error {
 		}
 		backoff = min(2*backoff, w.opts.MaxBackoff)
 	}
-}
-
-// isNoScript tells whether Redis lost the script cache (a restart or SCRIPT FLUSH).
-func isNoScript(err error) bool {
-	var rerr goredis.Error
-	return errors.As(err, &rerr) && strings.HasPrefix(rerr.Error(), "NOSCRIPT")
 }
 
 // write sends one pipeline: per user-day a set-if-greater of its step key; per board one
