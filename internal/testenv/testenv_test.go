@@ -263,3 +263,29 @@ func TestImportedOnlyByTests(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestRedisServerKillKeepsAcknowledgedWrites(t *testing.T) {
+	s := testenv.StartRedisServer(t)
+	c := s.Client()
+	ctx := context.Background()
+	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	s.Kill()
+	if err := c.Ping(ctx).Err(); err == nil {
+		t.Fatal("a killed server answered PING")
+	}
+	s.Start()
+	if got, err := c.Get(ctx, "k").Result(); err != nil || got != "v" {
+		t.Fatalf("after restart: %q, %v; want v (AOF, fsync always)", got, err)
+	}
+	s.Pause()
+	pctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	err := c.Ping(pctx).Err()
+	cancel()
+	if err == nil {
+		t.Fatal("a paused server answered PING")
+	}
+	s.Resume()
+	testenv.WaitFor(t, 10*time.Second, "the resumed server to answer", func() bool { return c.Ping(ctx).Err() == nil })
+}
