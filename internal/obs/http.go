@@ -77,12 +77,12 @@ type ServerLimits struct {
 }
 
 // DefaultServerLimits are the limits of every rankstream HTTP server (serve, dev, and the
-// metrics server of process). Write must exceed the slowest handler: /debug/pprof/profile and
-// /trace refuse a ?seconds= longer than it.
+// metrics server of process). Write must exceed the slowest handler: /debug/pprof/profile
+// (30 s by default) and /trace refuse a ?seconds= at or above it.
 var DefaultServerLimits = ServerLimits{
 	ReadHeader:     5 * time.Second,
 	Read:           10 * time.Second,
-	Write:          15 * time.Second,
+	Write:          35 * time.Second,
 	Idle:           60 * time.Second,
 	MaxHeaderBytes: 64 << 10,
 	MaxConcurrent:  256,

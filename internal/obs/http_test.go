@@ -44,12 +44,15 @@ func TestDefaultServerLimitsAreBounded(t *testing.T) {
 	}{
 		{"ReadHeader", l.ReadHeader, 10 * time.Second},
 		{"Read", l.Read, 30 * time.Second},
-		{"Write", l.Write, 30 * time.Second},
+		{"Write", l.Write, time.Minute},
 		{"Idle", l.Idle, 2 * time.Minute},
 	} {
 		if c.d <= 0 || c.d > c.max {
 			t.Errorf("default %s timeout %s, want in (0, %s]", c.name, c.d, c.max)
 		}
+	}
+	if l.Write <= 30*time.Second {
+		t.Errorf("default write timeout %s: /debug/pprof/profile refuses its default 30 s profile", l.Write)
 	}
 	if l.MaxHeaderBytes <= 0 || l.MaxHeaderBytes > 1<<20 || l.MaxConcurrent <= 0 || l.MaxConcurrent > 4096 {
 		t.Errorf("default limits %+v unbounded", l)
