@@ -9,17 +9,11 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// Bounds of the clients Open and OpenReader return.
-const (
-	// WriteTimeout bounds one network read or write of the pipeline's client (the sinks): a
-	// Redis that stops answering fails a write attempt after it (two at most with the one
-	// retry on a fresh connection), and the sink's own retry with backoff takes over, so a
-	// stalled Redis slows the pipeline but never holds a flush indefinitely.
-	WriteTimeout = 5 * time.Second
-	// DefaultReadTimeout is the read path's default deadline for all the Redis calls of one
-	// HTTP request (serve and dev --redis-timeout).
-	DefaultReadTimeout = 500 * time.Millisecond
-)
+// WriterTimeout bounds one network read or write of the pipeline's client (Open, for the
+// sinks): a Redis that stops answering fails a write attempt after it (two at most with the
+// one retry on a fresh connection), and the sink's own retry with backoff takes over, so a
+// stalled Redis slows the pipeline but never holds a flush indefinitely.
+const WriterTimeout = 5 * time.Second
 
 // bounds are the settings that keep a client from waiting on a stalled Redis.
 type bounds struct {
@@ -46,19 +40,19 @@ func (b bounds) apply(ctxTimeout *bool, read, write, pool *time.Duration, retrie
 
 // Open connects the pipeline's writers (the sinks) to Redis and pings it. addr is
 // "host:port", a "redis://host:port/db" URL, or a comma-separated list of "host:port" seeds of
-// a Redis Cluster. Every network read or write is bounded by WriteTimeout (and by the
+// a Redis Cluster. Every network read or write is bounded by WriterTimeout (and by the
 // context's deadline, if sooner); a failed command is retried once by go-redis, on a fresh
 // connection; the callers retry with backoff.
 func Open(ctx context.Context, addr string) (goredis.UniversalClient, error) {
-	return open(ctx, addr, bounds{io: WriteTimeout, retries: 1})
+	return open(ctx, addr, bounds{io: WriterTimeout, retries: 1})
 }
 
 // OpenReader connects the read path to Redis and pings it (addr as for Open). Its callers
-// give every request a deadline of timeout (DefaultReadTimeout by default); the client bounds
-// each network read, write and wait for a pooled connection by timeout too, so a Redis that
-// stops answering costs a request at most its deadline and waiters cannot pile up in the
-// pool. A failed command is retried once (a connection closed under it) within the same
-// deadline.
+// give every request a deadline of timeout (the query API's --redis-timeout); the client
+// bounds each network read, write and wait for a pooled connection by timeout too, so a Redis
+// that stops answering costs a request at most its deadline and waiters cannot pile up in the
+// pool (go-redis's default size, 10 connections per CPU). A failed command is retried once (a
+// connection closed under it) within the same deadline.
 func OpenReader(ctx context.Context, addr string, timeout time.Duration) (goredis.UniversalClient, error) {
 	if timeout <= 0 {
 		return nil, fmt.Errorf("redis: read timeout %s: must be positive", timeout)

@@ -11,7 +11,7 @@ import (
 
 // TestOpenOnAStoppedRedis: the pipeline's client (Open, every default) on a redis-server
 // stopped with SIGSTOP. A write with no deadline of its own (the sinks' retry loops) fails
-// within two attempts of WriteTimeout, so the sink's retry with backoff keeps control; a
+// within two attempts of WriterTimeout, so the sink's retry with backoff keeps control; a
 // write with a deadline (the sinks' last flush on shutdown) ends at the deadline; after
 // SIGCONT the same client writes again. Before, the client ignored the context's deadline
 // (the 300 ms write took 5 s).
@@ -35,8 +35,8 @@ func TestOpenOnAStoppedRedis(t *testing.T) {
 	_, err = w.Write(ctx, snap(1, 2, "b"))
 	took := time.Since(began)
 	t.Logf("write without a deadline on a stopped Redis: %v after %s", err, took.Round(time.Millisecond))
-	if err == nil || took > 2*rsredis.WriteTimeout+slack {
-		t.Fatalf("write without a deadline on a stopped Redis: %v after %s, want an error within %s", err, took, 2*rsredis.WriteTimeout+slack)
+	if err == nil || took > 2*rsredis.WriterTimeout+slack {
+		t.Fatalf("write without a deadline on a stopped Redis: %v after %s, want an error within %s", err, took, 2*rsredis.WriterTimeout+slack)
 	}
 
 	dctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
