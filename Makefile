@@ -56,6 +56,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzStepReportJSONMatchesStdlib$$' -fuzztime $(FUZZ_EXECS) ./topics/
 	$(GO) test -run '^$$' -fuzz '^FuzzNormalize$$' -fuzztime $(FUZZ_EXECS) ./topics/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeCheckpoint$$' -fuzztime $(FUZZ_EXECS) ./processors/hot/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseBoardQuery$$' -fuzztime $(FUZZ_EXECS) ./internal/query/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseMemberQuery$$' -fuzztime $(FUZZ_EXECS) ./internal/query/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseHotQuery$$' -fuzztime $(FUZZ_EXECS) ./internal/query/
 
 # For working by hand: start the servers, then `. <(deploy/local/servers.sh env)`.
 servers-start:

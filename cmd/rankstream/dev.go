@@ -32,6 +32,7 @@ func runDev(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	dataDir := fs.String("data-dir", "data", "folder of the embedded broker's data (topics and committed offsets survive a restart); empty keeps it in memory")
 	redisAddr := fs.String("redis", "", "a real Redis (host:port or redis:// URL); empty runs embedded miniredis")
 	httpAddr := fs.String("http", "127.0.0.1:8080", "listen address of the query API, pages and metrics")
+	redisTimeout := redisTimeoutFlag(fs)
 	demo := fs.Bool("demo", true, "generate demo traffic")
 	demoRate := fs.Float64("demo-rate", 200, "demo step reports per second")
 	demoUsers := fs.Int("demo-users", 2_000, "demo users")
@@ -66,6 +67,12 @@ func runDev(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		return exitCode(err, stderr)
 	}
 	defer rdb.Close()
+	// The query API reads through a client of its own, bounded by --redis-timeout.
+	qdb, err := rsredis.OpenReader(ctx, *redisAddr, *redisTimeout)
+	if err != nil {
+		return exitCode(err, stderr)
+	}
+	defer qdb.Close()
 
 	kc := kf.config(filepath.Join(*dataDir, "state"))
 	if *dataDir == "" {
@@ -88,7 +95,7 @@ func runDev(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	g.Go(func() error { return runStepsPipeline(gctx, kc, sf, rdb, log) })
 	g.Go(func() error { return runHotPipeline(gctx, kc, pf.hot, rdb, nil, log) })
 	g.Go(func() error {
-		return serveHTTP(gctx, *httpAddr, query.New(rdb, log), log, func(a net.Addr) {
+		return serveHTTP(gctx, *httpAddr, query.New(qdb, log, query.WithRedisTimeout(*redisTimeout)), log, func(a net.Addr) {
 			fmt.Fprintf(stdout, "rankstream dev is running\n  Kafka (kfake):  %s\n  Redis:          %s\n  query API:      http://%s/v1/boards/steps?limit=10\n  hot search:     http://%s/v1/hot/search?k=10\n  metrics:        http://%s/metrics\n",
 				kf.brokers, *redisAddr, a, a, a)
 		})

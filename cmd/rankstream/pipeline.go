@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/rankstream/rankstream/internal/kafkaconf"
+	"github.com/rankstream/rankstream/internal/obs"
 	"github.com/rankstream/rankstream/processors/steps"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 )
@@ -37,8 +38,9 @@ func runStepsPipeline(ctx context.Context, kc kafkaconf.Config, sf stepsFlags, r
 	return errors.Join(err, <-sinkDone)
 }
 
-// serveHTTP serves h on addr until ctx ends, then shuts down gracefully. started receives the
-// bound address (useful with port 0).
+// serveHTTP serves h on addr with obs.DefaultServerLimits (timeouts, a cap on concurrent
+// requests) until ctx ends, then shuts down gracefully. started receives the bound address
+// (useful with port 0).
 func serveHTTP(ctx context.Context, addr string, h http.Handler, log *slog.Logger, started func(net.Addr)) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -47,7 +49,7 @@ func serveHTTP(ctx context.Context, addr string, h http.Handler, log *slog.Logge
 	if started != nil {
 		started(ln.Addr())
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	srv := obs.NewServer(h, obs.DefaultServerLimits)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {

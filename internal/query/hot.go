@@ -24,8 +24,6 @@ const (
 	defaultHotK = 10
 	// DefaultHotCacheTTL is how long a snapshot read from Redis is served from memory.
 	DefaultHotCacheTTL = time.Second
-	// hotReadTimeout bounds one Redis read of the snapshot, which requests share.
-	hotReadTimeout = 2 * time.Second
 )
 
 // WithHotCacheTTL sets how long the hot-search snapshot read from Redis (or its absence) is
@@ -47,12 +45,12 @@ type hotCache struct {
 }
 
 // hotSearch serves GET /v1/hot/search?k=N: the latest snapshot with its first k items.
-func (s *Server) hotSearch(r *http.Request) (any, error) {
-	k, err := intParam(r, "k", defaultHotK, MaxHotK)
+func (s *Server) hotSearch(ctx context.Context, r *http.Request) (any, error) {
+	q, err := parseHotQuery(r.URL.RawQuery)
 	if err != nil {
 		return nil, err
 	}
-	snap, err := s.latestHot(r.Context())
+	snap, err := s.latestHot(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +59,7 @@ func (s *Server) hotSearch(r *http.Request) (any, error) {
 			" is written when the hot-search pipeline closes its first window"}
 	}
 	out := *snap // the cached snapshot is shared: trim a copy
-	out.Items = out.Items[:min(k, len(out.Items))]
+	out.Items = out.Items[:min(q.K, len(out.Items))]
 	return out, nil
 }
 
@@ -81,8 +79,9 @@ func (s *Server) latestHot(ctx context.Context) (*topics.TopKSnapshot, error) {
 	ch := c.flight.DoChan("", func() (any, error) {
 		read = true
 		obs.QueryCache.WithLabelValues("hot", "miss").Inc()
-		// The read outlives a waiter that gives up, as other requests may share it.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hotReadTimeout)
+		// The read outlives a waiter that gives up, as other requests may share it; it has
+		// the deadline of one request.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
 		defer cancel()
 		start := time.Now()
 		snap, err := readHot(rctx, s.rdb)

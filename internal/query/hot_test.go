@@ -49,8 +49,7 @@ func hotServer(t *testing.T, opts ...query.Option) (*httptest.Server, *rsredis.H
 	t.Cleanup(func() { rdb.Close() })
 	gets := &getCounter{}
 	rdb.AddHook(gets)
-	srv := httptest.NewServer(query.New(rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), opts...))
-	t.Cleanup(srv.Close)
+	srv := serve(t, query.New(rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), opts...))
 	writer := goredis.NewClient(&goredis.Options{Addr: addr, DB: db})
 	t.Cleanup(func() { writer.Close() })
 	return srv, rsredis.NewHotWriter(writer), gets

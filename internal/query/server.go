@@ -8,9 +8,12 @@ package query
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/rankstream/rankstream/internal/obs"
@@ -23,22 +26,40 @@ const (
 	MaxOffset    = 1000
 	MaxNeighbors = 50
 	defaultLimit = 20
+	// DefaultRedisTimeout is the default deadline of all the Redis calls of one request.
+	DefaultRedisTimeout = 500 * time.Millisecond
+	// maxReason bounds an error message in a response.
+	maxReason = 512
 )
 
 // Server answers the query API from Redis.
 type Server struct {
-	rdb goredis.UniversalClient
-	log *slog.Logger
-	mux *http.ServeMux
-	hot *hotCache
+	rdb     goredis.UniversalClient
+	log     *slog.Logger
+	mux     *http.ServeMux
+	hot     *hotCache
+	timeout time.Duration
+	errLog  rateLog
 }
 
 // Option configures a Server.
 type Option func(*Server)
 
+// WithRedisTimeout sets the deadline of all the Redis calls of one request, overriding the
+// default of DefaultRedisTimeout (500 ms): a request that Redis does not answer within it gets
+// 503 with Retry-After. Give rdb the same bound (sinks/redis.OpenReader) so that no network
+// read or wait for a pooled connection outlives it.
+func WithRedisTimeout(d time.Duration) Option {
+	return func(s *Server) {
+		if d > 0 {
+			s.timeout = d
+		}
+	}
+}
+
 // New returns a server reading from rdb.
 func New(rdb goredis.UniversalClient, log *slog.Logger, opts ...Option) *Server {
-	s := &Server{rdb: rdb, log: log, hot: &hotCache{ttl: DefaultHotCacheTTL}}
+	s := &Server{rdb: rdb, log: log, hot: &hotCache{ttl: DefaultHotCacheTTL}, timeout: DefaultRedisTimeout}
 	for _, o := range opts {
 		o(s)
 	}
@@ -61,21 +82,26 @@ func (e *apiError) Error() string { return e.msg }
 
 func badRequest(msg string) error { return &apiError{http.StatusBadRequest, msg} }
 
-// route wraps a handler that returns a value or an error with JSON encoding, metrics and logs.
-func (s *Server) route(pattern string, h func(*http.Request) (any, error)) {
+// route wraps a handler that returns a value or an error with a deadline for its Redis
+// calls, JSON encoding, metrics and logs. Errors that are not an *apiError are Redis failures:
+// 503 with Retry-After and a short reason, logged at most once a second.
+func (s *Server) route(pattern string, h func(context.Context, *http.Request) (any, error)) {
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		v, err := h(r)
+		ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
+		v, err := h(ctx, r)
+		cancel()
 		code := http.StatusOK
 		if err != nil {
 			var ae *apiError
-			if errors.As(err, &ae) {
-				code = ae.code
-			} else {
-				code = http.StatusServiceUnavailable
-				s.log.Error("query failed", "path", r.URL.Path, "err", err)
+			if !errors.As(err, &ae) {
+				ae = s.unavailable(r, err)
 			}
-			v = map[string]string{"error": err.Error()}
+			code = ae.code
+			if code == http.StatusServiceUnavailable {
+				w.Header().Set("Retry-After", "1")
+			}
+			v = map[string]string{"error": cut(ae.msg, maxReason)}
 		}
 		obs.WriteJSON(w, code, v)
 		obs.HTTPRequests.WithLabelValues(pattern, strconv.Itoa(code)).Inc()
@@ -83,15 +109,38 @@ func (s *Server) route(pattern string, h func(*http.Request) (any, error)) {
 	})
 }
 
-// intParam parses an optional non-negative integer query parameter, capped at max.
-func intParam(r *http.Request, name string, def, max int) (int, error) {
-	v := r.URL.Query().Get(name)
-	if v == "" {
-		return def, nil
+// unavailable is the answer to a failed Redis read: 503 with a short reason. The full error
+// goes to the log, at most once a second (with the count of those not logged).
+func (s *Server) unavailable(r *http.Request, err error) *apiError {
+	if r.Context().Err() != nil { // the client went away: nothing to tell anyone
+		return &apiError{http.StatusServiceUnavailable, "request cancelled"}
 	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		return 0, badRequest(name + " must be a non-negative integer")
+	if n, ok := s.errLog.allow(time.Now()); ok {
+		s.log.Error("query: redis read failed", "path", r.URL.Path, "err", err, "not_logged", n)
 	}
-	return min(n, max), nil
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, goredis.ErrPoolTimeout) || errors.As(err, &ne) && ne.Timeout() {
+		return &apiError{http.StatusServiceUnavailable, fmt.Sprintf("redis did not answer within %s; retry", s.timeout)}
+	}
+	return &apiError{http.StatusServiceUnavailable, "redis unavailable; retry"}
+}
+
+// rateLog lets one message through per second and counts the others.
+type rateLog struct {
+	mu      sync.Mutex
+	last    time.Time
+	dropped int
+}
+
+// allow reports whether to log now, and how many were held back since the last one logged.
+func (l *rateLog) allow(now time.Time) (int, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Sub(l.last) < time.Second {
+		l.dropped++
+		return 0, false
+	}
+	n := l.dropped
+	l.last, l.dropped = now, 0
+	return n, true
 }

@@ -1,12 +1,13 @@
 package query
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/rankstream/rankstream/internal/rank"
-	"github.com/rankstream/rankstream/topics"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -40,87 +41,59 @@ type Standing struct {
 	Total  int64   `json:"total"`
 }
 
-// stepsBoardKey reads day (yyyymmdd; default: today in tz, default UTC) and region.
-func (s *Server) stepsBoardKey(r *http.Request) (key string, day rank.Day, region string, err error) {
-	q := r.URL.Query()
-	if v := q.Get("day"); v != "" {
-		if day, err = rank.ParseDay(v); err != nil {
-			return "", 0, "", badRequest(err.Error())
-		}
-	} else {
-		loc := time.UTC
-		if tz := q.Get("tz"); tz != "" {
-			if loc, err = topics.LoadZone(tz); err != nil {
-				return "", 0, "", badRequest(err.Error())
-			}
-		}
-		day = rank.DayOf(time.Now(), loc)
-	}
-	region = q.Get("region")
+// stepsBoardKey is the Redis key of the day's board, global or of a region.
+func stepsBoardKey(day rank.Day, region string) string {
 	if region == "" {
-		return rank.StepsGlobalBoard(day), day, "", nil
+		return rank.StepsGlobalBoard(day)
 	}
-	return rank.StepsRegionBoard(region, day), day, region, nil
+	return rank.StepsRegionBoard(region, day)
 }
 
-func (s *Server) stepsBoard(r *http.Request) (any, error) {
-	key, day, region, err := s.stepsBoardKey(r)
+func (s *Server) stepsBoard(ctx context.Context, r *http.Request) (any, error) {
+	q, err := parseBoardQuery(r.URL.RawQuery, time.Now())
 	if err != nil {
 		return nil, err
 	}
-	offset, err := intParam(r, "offset", 0, MaxOffset)
-	if err != nil {
-		return nil, err
-	}
-	limit, err := intParam(r, "limit", defaultLimit, MaxLimit)
-	if err != nil {
-		return nil, err
-	}
-	ctx := r.Context()
+	key := stepsBoardKey(q.Day, q.Region)
 	pipe := s.rdb.Pipeline()
 	total := pipe.ZCard(ctx, key)
 	var rows *goredis.ZSliceCmd
-	if limit > 0 {
-		rows = pipe.ZRevRangeWithScores(ctx, key, int64(offset), int64(offset+limit-1))
+	if q.Limit > 0 {
+		rows = pipe.ZRevRangeWithScores(ctx, key, int64(q.Offset), int64(q.Offset+q.Limit-1))
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("query: steps board %s: %w", key, err)
 	}
-	page := Page{Board: "steps", Day: day.String(), Region: region, Total: total.Val(), Offset: offset, Items: []Entry{}}
+	page := Page{Board: "steps", Day: q.Day.String(), Region: q.Region, Total: total.Val(), Offset: q.Offset, Items: []Entry{}}
 	if rows != nil {
-		page.Items = entries(day, int64(offset)+1, rows.Val())
+		page.Items = entries(q.Day, int64(q.Offset)+1, rows.Val())
 	}
 	return page, nil
 }
 
-func (s *Server) stepsMember(r *http.Request) (any, error) {
-	key, day, region, err := s.stepsBoardKey(r)
+func (s *Server) stepsMember(ctx context.Context, r *http.Request) (any, error) {
+	q, err := parseMemberQuery(r.PathValue("member"), r.URL.RawQuery, time.Now())
 	if err != nil {
 		return nil, err
 	}
-	n, err := intParam(r, "neighbors", 0, MaxNeighbors)
-	if err != nil {
-		return nil, err
-	}
-	member := r.PathValue("member")
-	ctx := r.Context()
+	key, member, n := stepsBoardKey(q.Day, q.Region), q.Member, int64(q.Neighbors)
 	pipe := s.rdb.Pipeline()
 	rk := pipe.ZRevRank(ctx, key, member)
 	total := pipe.ZCard(ctx, key)
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, goredis.Nil) {
-		return nil, err
+		return nil, fmt.Errorf("query: steps member %s: %w", key, err)
 	}
 	if errors.Is(rk.Err(), goredis.Nil) {
-		return nil, &apiError{http.StatusNotFound, "member " + member + " is not on board " + key}
+		return nil, &apiError{http.StatusNotFound, "member " + echo(member) + " is not on board " + key}
 	}
 	pos := rk.Val()
-	from := max(0, pos-int64(n))
-	rows, err := s.rdb.ZRevRangeWithScores(ctx, key, from, pos+int64(n)).Result()
+	from := max(0, pos-n)
+	rows, err := s.rdb.ZRevRangeWithScores(ctx, key, from, pos+n).Result()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("query: steps member %s: %w", key, err)
 	}
-	all := entries(day, from+1, rows)
-	st := Standing{Board: "steps", Day: day.String(), Region: region, Total: total.Val(), Above: []Entry{}, Below: []Entry{}}
+	all := entries(q.Day, from+1, rows)
+	st := Standing{Board: "steps", Day: q.Day.String(), Region: q.Region, Total: total.Val(), Above: []Entry{}, Below: []Entry{}}
 	for _, e := range all {
 		switch {
 		case e.Member == member:

@@ -12,6 +12,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/rankstream/rankstream/internal/obs"
 	"github.com/rankstream/rankstream/internal/query"
 	"github.com/rankstream/rankstream/internal/rank"
 	"github.com/rankstream/rankstream/internal/testenv"
@@ -65,9 +66,17 @@ func get(t *testing.T, srv *httptest.Server, path string, wantCode int, v any) {
 
 func newServer(t *testing.T) (*httptest.Server, *goredis.Client) {
 	rdb := testenv.Redis(t)
-	srv := httptest.NewServer(query.New(rdb, slog.New(slog.NewTextHandler(io.Discard, nil))))
+	return serve(t, query.New(rdb, slog.New(slog.NewTextHandler(io.Discard, nil)))), rdb
+}
+
+// serve serves h like the binary does: with obs.DefaultServerLimits.
+func serve(t *testing.T, h http.Handler) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config = obs.NewServer(h, obs.DefaultServerLimits)
+	srv.Start()
 	t.Cleanup(srv.Close)
-	return srv, rdb
+	return srv
 }
 
 func TestStepsBoardPages(t *testing.T) {

@@ -4,13 +4,63 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// Open connects to Redis and pings it. addr is "host:port", a "redis://host:port/db" URL, or a
-// comma-separated list of "host:port" seeds of a Redis Cluster.
+// WriterTimeout bounds one network read or write of the pipeline's client (Open, for the
+// sinks): a Redis that stops answering fails a write attempt after it (two at most with the
+// one retry on a fresh connection), and the sink's own retry with backoff takes over, so a
+// stalled Redis slows the pipeline but never holds a flush indefinitely.
+const WriterTimeout = 5 * time.Second
+
+// bounds are the settings that keep a client from waiting on a stalled Redis.
+type bounds struct {
+	io      time.Duration // one network read or write, and one wait for a pooled connection
+	retries int           // go-redis retries of a failed command (on a fresh connection)
+}
+
+// apply sets the bounds on a client's options, leaving what a redis:// URL set explicitly.
+// ContextTimeoutEnabled makes go-redis honour a context's deadline on network reads and
+// writes (without it, only ReadTimeout/WriteTimeout count); the wait for a pooled connection
+// ends at the context's deadline or PoolTimeout, whichever comes first. retries is nil for a
+// cluster client, which retries through its redirects and keeps its nodes' retries off.
+func (b bounds) apply(ctxTimeout *bool, read, write, pool *time.Duration, retries *int) {
+	*ctxTimeout = true
+	for _, d := range []*time.Duration{read, write, pool} {
+		if *d == 0 {
+			*d = b.io
+		}
+	}
+	if retries != nil && *retries == 0 {
+		*retries = b.retries
+	}
+}
+
+// Open connects the pipeline's writers (the sinks) to Redis and pings it. addr is
+// "host:port", a "redis://host:port/db" URL, or a comma-separated list of "host:port" seeds of
+// a Redis Cluster. Every network read or write is bounded by WriterTimeout (and by the
+// context's deadline, if sooner); a failed command is retried once by go-redis, on a fresh
+// connection; the callers retry with backoff.
 func Open(ctx context.Context, addr string) (goredis.UniversalClient, error) {
+	return open(ctx, addr, bounds{io: WriterTimeout, retries: 1})
+}
+
+// OpenReader connects the read path to Redis and pings it (addr as for Open). Its callers
+// give every request a deadline of timeout (the query API's --redis-timeout); the client
+// bounds each network read, write and wait for a pooled connection by timeout too, so a Redis
+// that stops answering costs a request at most its deadline and waiters cannot pile up in the
+// pool (go-redis's default size, 10 connections per CPU). A failed command is retried once (a
+// connection closed under it) within the same deadline.
+func OpenReader(ctx context.Context, addr string, timeout time.Duration) (goredis.UniversalClient, error) {
+	if timeout <= 0 {
+		return nil, fmt.Errorf("redis: read timeout %s: must be positive", timeout)
+	}
+	return open(ctx, addr, bounds{io: timeout, retries: 1})
+}
+
+func open(ctx context.Context, addr string, b bounds) (goredis.UniversalClient, error) {
 	var rdb goredis.UniversalClient
 	switch {
 	case strings.HasPrefix(addr, "redis://") || strings.HasPrefix(addr, "rediss://"):
@@ -18,11 +68,16 @@ func Open(ctx context.Context, addr string) (goredis.UniversalClient, error) {
 		if err != nil {
 			return nil, fmt.Errorf("redis: parse %q: %w", addr, err)
 		}
+		b.apply(&opt.ContextTimeoutEnabled, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolTimeout, &opt.MaxRetries)
 		rdb = goredis.NewClient(opt)
 	case strings.Contains(addr, ","):
-		rdb = goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: strings.Split(addr, ",")})
+		opt := &goredis.ClusterOptions{Addrs: strings.Split(addr, ",")}
+		b.apply(&opt.ContextTimeoutEnabled, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolTimeout, nil)
+		rdb = goredis.NewClusterClient(opt)
 	default:
-		rdb = goredis.NewClient(&goredis.Options{Addr: addr})
+		opt := &goredis.Options{Addr: addr}
+		b.apply(&opt.ContextTimeoutEnabled, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolTimeout, &opt.MaxRetries)
+		rdb = goredis.NewClient(opt)
 	}
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		rdb.Close()
