@@ -31,9 +31,15 @@ const DefaultPartitions = 8
 // margin; goka's own default (1 hour) would make replays impossible.
 const DefaultStreamRetention = 14 * 24 * time.Hour
 
-// MaxDLQMessageBytes is the largest dead-letter record: it carries the original value (which
-// the broker accepted at up to its default of about 1 MiB) plus headers.
+// MaxDLQMessageBytes is the dead-letter topic's max.message.bytes: brokers check it against a
+// batch's compressed size.
 const MaxDLQMessageBytes = 2 << 20
+
+// MaxProduceBytes is the largest batch (before compression) the processors' sarama producer
+// sends, its Producer.MaxMessageBytes: MaxDLQMessageBytes less 1/128. LZ4 (the producer's
+// codec) grows incompressible data by at most 1/255 plus a few dozen bytes, so even a batch of
+// random bytes stays under the dead-letter topic's limit once compressed.
+const MaxProduceBytes = MaxDLQMessageBytes - MaxDLQMessageBytes/128
 
 // MaxCheckpointBytes is the largest hot-search checkpoint record: a window's state is about
 // 80 KiB with the default sketch shape, and wider sketches stay well below this.
