@@ -1,6 +1,7 @@
 package topics
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -63,13 +64,13 @@ func NewDeadLetter(topic string, partition int32, offset int64, key string, valu
 		sum := sha256.Sum256(value)
 		h[HeaderValueBytes] = []byte(strconv.Itoa(len(value)))
 		h[HeaderValueSHA256] = []byte(hex.EncodeToString(sum[:]))
-		value = value[:MaxDeadLetterValueBytes]
+		value = bytes.Clone(value[:MaxDeadLetterValueBytes]) // not the whole record's array, in flight
 	}
 	if len(key) > MaxDeadLetterKeyBytes {
 		sum := sha256.Sum256([]byte(key))
 		h[HeaderKeyBytes] = []byte(strconv.Itoa(len(key)))
 		h[HeaderKeySHA256] = []byte(hex.EncodeToString(sum[:]))
-		key = key[:MaxDeadLetterKeyBytes]
+		key = strings.Clone(key[:MaxDeadLetterKeyBytes])
 	}
 	return DeadLetter{Key: key, Value: value, Headers: h}
 }
