@@ -198,3 +198,26 @@ func FuzzDecodeStepReport(f *testing.F) {
 		}
 	})
 }
+
+// FuzzTimestamp: an event time in any text never panics the parsers; one that parses is
+// written as epoch milliseconds that read back to the same millisecond.
+func FuzzTimestamp(f *testing.F) {
+	for _, s := range []string{`"2026-11-30T08:00:00+08:00"`, `1795996800000`, `-9223372036854775808`, `"9999-12-31T23:59:59.999999999Z"`, `null`, `1e3`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		_, _ = ParseTime(s)
+		var ts Timestamp
+		if err := ts.UnmarshalJSON([]byte(s)); err != nil || ts.IsZero() {
+			return
+		}
+		out, err := ts.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Timestamp
+		if err := back.UnmarshalJSON(out); err != nil || back.Millis() != ts.Millis() {
+			t.Fatalf("%s → %s → %d (%v), want %d", s, out, back.Millis(), err, ts.Millis())
+		}
+	})
+}
