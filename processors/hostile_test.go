@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/lovoo/goka"
 	goredis "github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rankstream/rankstream/internal/kafkaconf"
@@ -46,7 +48,8 @@ const maxRSS = 400 << 20
 // followed by a valid record. For every case: the record is in the dead-letter topic with its
 // reason (a value or key too large cut, with its size and SHA-256), the valid record after it
 // is processed (its steps in Redis, its term in the hot group's loop topic), the process stays
-// up and its resident memory under maxRSS, and every record is counted.
+// up and its resident memory under maxRSS, and every record is counted. On the real broker, a
+// zstd decompression bomb is refused at the door (topics.InputCompression).
 func TestHostileInput(t *testing.T) {
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
 		prefix := testenv.UniqueName(t, "hostile") + "."
@@ -97,6 +100,21 @@ func TestHostileInput(t *testing.T) {
 			produce(topics.SearchQueries, hostileCase{key: "ok", value: searchQuery(fmt.Sprint("valid ", i), now)})
 		}
 		t.Logf("produced %d hostile records, each followed by a valid one", len(all))
+		if strings.HasSuffix(t.Name(), "/real") { // kfake does not recompress
+			// A decompression bomb: 64 MB of zeros is a few KB in zstd. The broker recompresses
+			// it to the inputs' snappy, which is over the topic's limit, and refuses it.
+			bomb, err := kc.Client(kgo.ProducerBatchCompression(kgo.ZstdCompression()), kgo.ProducerBatchMaxBytes(80<<20))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, topic := range []goka.Stream{topics.StepsReported, topics.SearchQueries} {
+				err := bomb.ProduceSync(ctx, &kgo.Record{Topic: string(kc.Names.Stream(topic)), Key: []byte("u1"), Value: make([]byte, 64<<20)}).FirstErr()
+				if !errors.Is(err, kerr.MessageTooLarge) {
+					t.Errorf("a 64 MB zstd value to %s: %v, want %v", topic, err, kerr.MessageTooLarge)
+				}
+			}
+			bomb.Close()
+		}
 
 		// Every valid record after a hostile one is processed.
 		testenv.WaitFor(t, 2*time.Minute, "the valid step reports in Redis", func() bool {

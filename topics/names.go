@@ -41,6 +41,15 @@ const MaxDLQMessageBytes = 2 << 20
 // random bytes stays under the dead-letter topic's limit once compressed.
 const MaxProduceBytes = MaxDLQMessageBytes - MaxDLQMessageBytes/128
 
+// InputCompression is the input topics' compression.type. Brokers check a batch's compressed
+// size against max.message.bytes, so with the default ("producer") a producer using zstd or
+// gzip can land a value of hundreds of MB on a 1 MiB topic (300 MB of zeros in a trial), which
+// every consumer then decompresses whole. With snappy the broker recompresses any other codec
+// to snappy before it checks the size: snappy expands at most about 21 times, so no input
+// record or batch decompresses to more than about 21 MiB. Producers using snappy (franz-go's
+// default) are stored as sent.
+const InputCompression = "snappy"
+
 // MaxCheckpointBytes is the largest hot-search checkpoint record: a window's state is about
 // 80 KiB with the default sketch shape, and wider sketches stay well below this.
 const MaxCheckpointBytes = 16 << 20
@@ -88,11 +97,12 @@ const (
 // compacted changelogs.
 func (n Names) Specs(partitions int) []Spec {
 	retention := map[string]string{"retention.ms": msString(DefaultStreamRetention)}
+	input := map[string]string{"retention.ms": msString(DefaultStreamRetention), "compression.type": InputCompression}
 	specs := []Spec{
-		{Name: string(n.Stream(StepsReported)), Partitions: partitions, Configs: retention},
-		{Name: string(n.Stream(ScoresUpdated)), Partitions: partitions, Configs: retention},
-		{Name: string(n.Stream(SearchQueries)), Partitions: partitions, Configs: retention},
-		{Name: string(n.Stream(FriendsChanged)), Partitions: partitions, Configs: retention},
+		{Name: string(n.Stream(StepsReported)), Partitions: partitions, Configs: input},
+		{Name: string(n.Stream(ScoresUpdated)), Partitions: partitions, Configs: input},
+		{Name: string(n.Stream(SearchQueries)), Partitions: partitions, Configs: input},
+		{Name: string(n.Stream(FriendsChanged)), Partitions: partitions, Configs: input},
 		{Name: string(n.Stream(DLQ)), Partitions: partitions, Configs: map[string]string{
 			"retention.ms":      msString(DefaultStreamRetention),
 			"max.message.bytes": strconv.Itoa(MaxDLQMessageBytes),
