@@ -99,6 +99,7 @@ func TestHostileInput(t *testing.T) {
 			all = append(all, sent{c, produce(topics.SearchQueries, c)})
 			produce(topics.SearchQueries, hostileCase{key: "ok", value: searchQuery(fmt.Sprint("valid ", i), now)})
 		}
+		began := time.Now()
 		t.Logf("produced %d hostile records, each followed by a valid one", len(all))
 		if strings.HasSuffix(t.Name(), "/real") { // kfake does not recompress
 			// A decompression bomb: 64 MB of zeros is a few KB in zstd. The broker recompresses
@@ -128,7 +129,9 @@ func TestHostileInput(t *testing.T) {
 			}
 			return true
 		})
+		t.Logf("valid step reports in Redis after %s", time.Since(began).Round(time.Millisecond))
 		terms := loopTerms(t, ctx, kc, len(searchCases))
+		t.Logf("valid queries routed after %s", time.Since(began).Round(time.Millisecond))
 		for i := range searchCases {
 			if !terms[fmt.Sprint("valid ", i)] {
 				t.Errorf("the valid query after %q was not routed by the hot group", searchCases[i].name)
@@ -137,6 +140,7 @@ func TestHostileInput(t *testing.T) {
 
 		// Every hostile record is dead-lettered with its reason; what was too large, cut.
 		letters := deadLetters(t, ctx, kc, len(all))
+		t.Logf("dead letters read after %s", time.Since(began).Round(time.Millisecond))
 		for _, s := range all {
 			dl, ok := letters[fmt.Sprintf("%s/%d/%d", s.rec.Topic, s.rec.Partition, s.rec.Offset)]
 			if !ok {
@@ -231,6 +235,7 @@ func stepsHostile(now time.Time) []hostileCase {
 		{name: "byte order mark", key: "u1", value: append([]byte("\ufeff"), report("")...), reason: "json:"},
 		{name: "not an object", key: "u1", value: []byte(`[1,2,3]`), reason: "json:"},
 		{name: "deep nesting over 64 KiB", key: "u1", value: report(`,"x":` + strings.Repeat("[", 40000) + strings.Repeat("]", 40000)), reason: "over the limit"},
+		{name: "deep nesting within 64 KiB", key: "u1", value: report(`,"x":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000)), reason: "nested deeper than 32"},
 		{name: "a thousand headers, no user", key: "u1", value: with(`"user_id":"u1",`, ""), headers: manyHeaders, reason: "user_id: missing"},
 	}
 }
@@ -265,6 +270,7 @@ func searchHostile(now time.Time) []hostileCase {
 		{name: "query null", key: "u1", value: with(`"weather"`, "null"), reason: "query: missing"},
 		{name: "query a number", key: "u1", value: with(`"weather"`, "42"), reason: "json:"},
 		{name: "query of white space only", key: "u1", value: query(`\u00a0\t `), reason: "empty after normalisation"},
+		{name: "deep nesting", key: "u1", value: with(`"user_id"`, `"x":`+strings.Repeat("[", 100)+strings.Repeat("]", 100)+`,"user_id"`), reason: "nested deeper than 32"},
 	}
 	// Year 9999 on every input partition: the windows close at the smallest partition's
 	// watermark, so this is what would make every partition close windows up to year 9999.

@@ -72,7 +72,8 @@ func TestDecodeSearchQuery(t *testing.T) {
 		{"user id with a bidi control", `{"query":"x","ts":1796040000000,"user_id":"u\u202e1"}`, "", "user_id: contains U+202E"},
 		{"duplicate key, the last wins", `{"query":"a","query":"b","ts":1796040000000}`, "b", ""},
 		{"byte order mark before the object", "\ufeff{\"query\":\"x\",\"ts\":1796040000000}", "", "json:"},
-		{"deeply nested unknown field", `{"query":"x","ts":1796040000000,"x":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}`, "x", ""},
+		{"deeply nested unknown field", `{"query":"x","ts":1796040000000,"x":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}`, "", "nested deeper than 32"},
+		{"nested unknown field", `{"query":"x","ts":1796040000000,"x":[[{"y":[]}]]}`, "x", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

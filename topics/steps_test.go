@@ -78,7 +78,9 @@ func TestDecodeStepReport(t *testing.T) {
 		{"path in tz", "u1", strings.Replace(good, "Asia/Shanghai", `../../../etc/passwd`, 1), "tz: unknown zone"},
 		{"byte order mark before the object", "u1", "\ufeff" + good, "json:"},
 		{"duplicate user_id, the last wins", "u2", strings.Replace(good, `{`, `{"user_id":"u2",`, 1), "does not match"},
-		{"deeply nested unknown field", "u1", strings.Replace(good, `{`, `{"x":`+strings.Repeat("[", 5000)+strings.Repeat("]", 5000)+`,`, 1), ""},
+		{"nested unknown field", "u1", strings.Replace(good, `{`, `{"x":`+strings.Repeat("[", 31)+strings.Repeat("]", 31)+`,`, 1), ""},
+		{"deeply nested unknown field", "u1", strings.Replace(good, `{`, `{"x":`+strings.Repeat("[", 32)+strings.Repeat("]", 32)+`,`, 1), "nested deeper than 32"},
+		{"brackets inside strings do not nest", "u1", strings.Replace(good, `{`, `{"x":"\"`+strings.Repeat("[", 100)+`",`, 1), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -130,8 +132,9 @@ func TestTimestampJSON(t *testing.T) {
 	}
 }
 
-// FuzzStepReportJSONMatchesStdlib: the fast JSON decoder accepts exactly what encoding/json
-// accepts for a step report (its wire form, steps kept raw), with the same values.
+// FuzzStepReportJSONMatchesStdlib: within MaxJSONDepth (checked first), the fast JSON decoder
+// accepts exactly what encoding/json accepts for a step report (its wire form, steps kept
+// raw), with the same values.
 func FuzzStepReportJSONMatchesStdlib(f *testing.F) {
 	f.Add([]byte(`{"request_id":"r1","user_id":"u1","steps":1234,"ts":"2026-11-30T19:59:00+08:00","tz":"Asia/Shanghai"}`))
 	f.Add([]byte(`{"request_id":"r\u0031","user_id":"u1","steps":1e3,"ts":1796040000000,"tz":"UTC","x":[1,{"y":null}]}`))
@@ -142,7 +145,11 @@ func FuzzStepReportJSONMatchesStdlib(f *testing.F) {
 	f.Add([]byte(`{"steps": -0 }`))
 	f.Add([]byte("{\"request_id\":\"r\\udc00\",\"user_id\":\"\xff\"}"))
 	f.Add([]byte(`[]`))
+	f.Add([]byte(`{"x":` + strings.Repeat("[", 15000) + strings.Repeat("]", 15000) + `}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if !shallow(data, MaxJSONDepth) {
+			return
+		}
 		var fast, std stepWire
 		errFast := fastjson.Unmarshal(data, &fast)
 		errStd := stdjson.Unmarshal(data, &std)

@@ -35,6 +35,9 @@ const (
 	MaxIDBytes = 128
 	// MaxRegionBytes bounds region names.
 	MaxRegionBytes = 64
+	// MaxJSONDepth bounds the nesting of a record's JSON (unknown fields included): the
+	// contract's objects are flat, and the stdlib and the fast decoder disagree beyond 10,000.
+	MaxJSONDepth = 32
 )
 
 // checkID accepts 1..MaxIDBytes of valid UTF-8 without white space, control or format
@@ -105,8 +108,38 @@ func checkValue(value []byte) error {
 		return invalid("value: %d bytes, over the limit of %d", len(value), MaxValueBytes)
 	case !utf8.Valid(value):
 		return invalid("value: not valid UTF-8")
+	case !shallow(value, MaxJSONDepth):
+		return invalid("value: JSON nested deeper than %d", MaxJSONDepth)
 	}
 	return nil
+}
+
+// shallow reports whether the arrays and objects of a JSON text nest at most max deep (strings
+// skipped; the text need not be valid JSON).
+func shallow(b []byte, max int) bool {
+	depth, inString, escaped := 0, false, false
+	for _, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			if depth++; depth > max {
+				return false
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return true
 }
 
 var zones sync.Map // IANA name -> *time.Location, successes only
