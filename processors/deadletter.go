@@ -9,12 +9,13 @@ import (
 	"github.com/rankstream/rankstream/topics"
 )
 
-// DeadLetter sends the current record's original key and value to the dead-letter topic with
-// headers naming its source and the reason. dlq is the dead-letter topic's cluster name; the
-// graph must declare goka.Output(dlq, topics.Raw{}).
+// DeadLetter sends the current record's key and value to the dead-letter topic with headers
+// naming its source and the reason (topics.NewDeadLetter: a value or key too large to keep
+// whole is cut, with its size and digest in headers; a tombstone stays one). dlq is the
+// dead-letter topic's cluster name; the graph must declare goka.Output(dlq, topics.Raw{}).
 func DeadLetter(ctx goka.Context, dlq goka.Stream, value []byte, reason error) {
 	src := string(ctx.Topic())
-	ctx.Emit(dlq, ctx.Key(), value,
-		goka.WithCtxEmitHeaders(topics.DLQHeaders(src, ctx.Partition(), ctx.Offset(), reason.Error())))
+	dl := topics.NewDeadLetter(src, ctx.Partition(), ctx.Offset(), ctx.Key(), value, reason.Error())
+	ctx.Emit(dlq, dl.Key, dl.Value, goka.WithCtxEmitHeaders(dl.Headers))
 	obs.DeadLettered.WithLabelValues(src).Inc()
 }

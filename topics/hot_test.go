@@ -1,6 +1,7 @@
 package topics
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -136,4 +137,28 @@ func TestTopKSnapshotValidate(t *testing.T) {
 			t.Errorf("%s: Validate = %v, want an error saying %q", tt.name, err, tt.says)
 		}
 	}
+}
+
+// FuzzTopKSnapshotJSON: the snapshot decoder (what the query service reads from Redis) never
+// panics, and a snapshot that decodes and validates is written in one canonical form.
+func FuzzTopKSnapshotJSON(f *testing.F) {
+	f.Add([]byte(`{"stream":"search","window_start":"2026-11-30T11:00:05.000Z","window_end":"2026-11-30T12:00:05.000Z","generated_at":"2026-11-30T12:00:07.013Z","version":1796040007013,"items":[{"item":"weather","count":1200,"error":3}],"missing_partitions":[5]}`))
+	f.Add([]byte(`{"stream":"s","window_start":"0001-01-01T00:00:00Z","window_end":"9999-12-31T23:59:59.999999999+14:00","items":null}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var s TopKSnapshot
+		if err := json.Unmarshal(b, &s); err != nil || s.Validate() != nil {
+			return
+		}
+		first, err := json.Marshal(s)
+		if err != nil {
+			t.Fatalf("encode %+v: %v", s, err)
+		}
+		var again TopKSnapshot
+		if err := json.Unmarshal(first, &again); err != nil {
+			t.Fatalf("decode %s: %v", first, err)
+		}
+		if second, err := json.Marshal(again); err != nil || !bytes.Equal(first, second) {
+			t.Fatalf("%s is written again as %s (%v)", first, second, err)
+		}
+	})
 }

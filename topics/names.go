@@ -31,9 +31,24 @@ const DefaultPartitions = 8
 // margin; goka's own default (1 hour) would make replays impossible.
 const DefaultStreamRetention = 14 * 24 * time.Hour
 
-// MaxDLQMessageBytes is the largest dead-letter record: it carries the original value (which
-// the broker accepted at up to its default of about 1 MiB) plus headers.
+// MaxDLQMessageBytes is the dead-letter topic's max.message.bytes: brokers check it against a
+// batch's compressed size.
 const MaxDLQMessageBytes = 2 << 20
+
+// MaxProduceBytes is the largest batch (before compression) the processors' sarama producer
+// sends, its Producer.MaxMessageBytes: MaxDLQMessageBytes less 1/128. LZ4 (the producer's
+// codec) grows incompressible data by at most 1/255 plus a few dozen bytes, so even a batch of
+// random bytes stays under the dead-letter topic's limit once compressed.
+const MaxProduceBytes = MaxDLQMessageBytes - MaxDLQMessageBytes/128
+
+// InputCompression is the input topics' compression.type. Brokers check a batch's compressed
+// size against max.message.bytes, so with the default ("producer") a producer using zstd or
+// gzip can land a value of hundreds of MB on a 1 MiB topic (300 MB of zeros in a trial), which
+// every consumer then decompresses whole. With snappy the broker recompresses any other codec
+// to snappy before it checks the size: snappy expands at most about 21 times, so no input
+// record or batch decompresses to more than about 21 MiB. Producers using snappy (franz-go's
+// default) are stored as sent.
+const InputCompression = "snappy"
 
 // MaxCheckpointBytes is the largest hot-search checkpoint record: a window's state is about
 // 80 KiB with the default sketch shape, and wider sketches stay well below this.
@@ -82,11 +97,12 @@ const (
 // compacted changelogs.
 func (n Names) Specs(partitions int) []Spec {
 	retention := map[string]string{"retention.ms": msString(DefaultStreamRetention)}
+	input := map[string]string{"retention.ms": msString(DefaultStreamRetention), "compression.type": InputCompression}
 	specs := []Spec{
-		{Name: string(n.Stream(StepsReported)), Partitions: partitions, Configs: retention},
-		{Name: string(n.Stream(ScoresUpdated)), Partitions: partitions, Configs: retention},
-		{Name: string(n.Stream(SearchQueries)), Partitions: partitions, Configs: retention},
-		{Name: string(n.Stream(FriendsChanged)), Partitions: partitions, Configs: retention},
+		{Name: string(n.Stream(StepsReported)), Partitions: partitions, Configs: input},
+		{Name: string(n.Stream(ScoresUpdated)), Partitions: partitions, Configs: input},
+		{Name: string(n.Stream(SearchQueries)), Partitions: partitions, Configs: input},
+		{Name: string(n.Stream(FriendsChanged)), Partitions: partitions, Configs: input},
 		{Name: string(n.Stream(DLQ)), Partitions: partitions, Configs: map[string]string{
 			"retention.ms":      msString(DefaultStreamRetention),
 			"max.message.bytes": strconv.Itoa(MaxDLQMessageBytes),

@@ -1,8 +1,7 @@
 package topics
 
 import (
-	"strings"
-	"unicode/utf8"
+	"time"
 
 	"github.com/segmentio/encoding/json"
 )
@@ -10,22 +9,33 @@ import (
 // MaxQueryBytes bounds a search query after normalisation; longer ones are dead-lettered.
 const MaxQueryBytes = 256
 
+// Bounds of a search query's ts, measured against the record's Kafka timestamp (not the wall
+// clock, so that a replay decides the same). The past bound is the inputs' retention: the
+// hot group may be fed a backlog (queries hours or days old, written now), but never more
+// than the input keeps. The future bound is the steps' default skew and the hot windows'
+// default lookahead: a query later than that could only be counted in a window that is not
+// open yet, and would move its partition's watermark ahead of the other queries.
+const (
+	SearchMaxAge     = DefaultStreamRetention
+	SearchFutureSkew = 5 * time.Minute
+)
+
 // DecodeSearchQuery decodes and validates one search.queries record and returns it with its
 // term: the query normalised by Normalize, which is what hot search counts. q.Query keeps the
-// query as it was sent.
+// query as it was sent. recordTime is the record's Kafka timestamp.
 //
-// A record is rejected, with an error wrapping ErrInvalid that says why, when the value is over
-// MaxValueBytes, not valid UTF-8 or not a JSON object; when ts is missing or malformed; or when
-// the query is missing, contains U+FFFD (what a JSON decoder makes of a lone surrogate escape such as
-// "\udc00"), is empty after normalisation or longer than MaxQueryBytes after it. ts is not
-// compared with any clock: the windows decide what is too late.
-func DecodeSearchQuery(value []byte) (q *SearchQuery, term string, err error) {
-	if len(value) > MaxValueBytes {
-		return nil, "", invalid("value: %d bytes, over the limit of %d", len(value), MaxValueBytes)
+// A record is rejected, with an error wrapping ErrInvalid that says why, when it is a
+// tombstone; when the key is over MaxIDBytes or not valid UTF-8; when the value is over
+// MaxValueBytes, not valid UTF-8 or not a JSON object; when ts is missing, malformed, older
+// than SearchMaxAge or later than SearchFutureSkew against recordTime; when user_id is given
+// and not a valid id; or when the query is missing, contains control or format characters
+// or U+FFFD (checkText), is empty after normalisation or longer than MaxQueryBytes after it.
+func DecodeSearchQuery(key string, value []byte, recordTime time.Time) (q *SearchQuery, term string, err error) {
+	if err := checkValue(value); err != nil {
+		return nil, "", err
 	}
-	// JSON decoders replace invalid UTF-8 by U+FFFD silently: check the bytes first.
-	if !utf8.Valid(value) {
-		return nil, "", invalid("value: not valid UTF-8")
+	if err := checkKey(key); err != nil {
+		return nil, "", err
 	}
 	q = new(SearchQuery)
 	if err := json.Unmarshal(value, q); err != nil {
@@ -34,11 +44,19 @@ func DecodeSearchQuery(value []byte) (q *SearchQuery, term string, err error) {
 	if q.TS.IsZero() {
 		return nil, "", invalid("ts: missing")
 	}
+	if err := checkTime(q.TS.Time, recordTime, SearchMaxAge, SearchFutureSkew); err != nil {
+		return nil, "", err
+	}
+	if q.UserID != "" {
+		if err := checkID("user_id", q.UserID); err != nil {
+			return nil, "", err
+		}
+	}
 	if q.Query == "" {
 		return nil, "", invalid("query: missing")
 	}
-	if strings.ContainsRune(q.Query, utf8.RuneError) {
-		return nil, "", invalid("query: not valid UTF-8 (contains U+FFFD, e.g. from a lone surrogate escape)")
+	if err := checkText("query", q.Query); err != nil {
+		return nil, "", err
 	}
 	term = Normalize(q.Query)
 	switch {

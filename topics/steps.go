@@ -1,8 +1,11 @@
 package topics
 
 import (
-	"github.com/segmentio/encoding/json"
+	"bytes"
+	"strconv"
 	"time"
+
+	"github.com/segmentio/encoding/json"
 )
 
 // StepRules are the checks a step report must pass, with their defaults in DefaultStepRules.
@@ -21,57 +24,110 @@ type StepRules struct {
 // clock skew.
 var DefaultStepRules = StepRules{MaxSteps: 200_000, Retention: 7 * 24 * time.Hour, FutureSkew: 5 * time.Minute}
 
+// stepWire is a step report as it is decoded: steps stays raw, so that a missing, null or
+// misshapen count is told apart from 0.
+type stepWire struct {
+	RequestID string          `json:"request_id"`
+	UserID    string          `json:"user_id"`
+	DeviceID  string          `json:"device_id"`
+	Steps     json.RawMessage `json:"steps"`
+	TS        Timestamp       `json:"ts"`
+	TZ        string          `json:"tz"`
+	Region    string          `json:"region"`
+}
+
 // DecodeStepReport decodes and validates one steps.reported record. recordTime is the Kafka
 // record's timestamp: retention and skew are measured against it, not the wall clock, so a
 // replay decides the same. It returns the report and its zone, or an error wrapping
 // ErrInvalid that says why.
 func DecodeStepReport(key string, value []byte, recordTime time.Time, rules StepRules) (*StepReport, *time.Location, error) {
-	if len(value) > MaxValueBytes {
-		return nil, nil, invalid("value: %d bytes, over the limit of %d", len(value), MaxValueBytes)
+	if err := checkValue(value); err != nil {
+		return nil, nil, err
 	}
-	r := new(StepReport)
-	if err := json.Unmarshal(value, r); err != nil {
+	if err := checkKey(key); err != nil {
+		return nil, nil, err
+	}
+	var w stepWire
+	if err := json.Unmarshal(value, &w); err != nil {
 		return nil, nil, invalid("json: %v", err)
 	}
-	if err := checkID("request_id", r.RequestID); err != nil {
+	if err := checkID("request_id", w.RequestID); err != nil {
 		return nil, nil, err
 	}
-	if err := checkID("user_id", r.UserID); err != nil {
+	if err := checkID("user_id", w.UserID); err != nil {
 		return nil, nil, err
 	}
-	if key != r.UserID {
-		return nil, nil, invalid("key %q does not match user_id %q", key, r.UserID)
+	if key != w.UserID {
+		return nil, nil, invalid("key %q does not match user_id %q", key, w.UserID)
 	}
-	if r.DeviceID != "" {
-		if err := checkToken("device_id", r.DeviceID, MaxIDBytes); err != nil {
+	if w.DeviceID != "" {
+		if err := checkToken("device_id", w.DeviceID, MaxIDBytes); err != nil {
 			return nil, nil, err
 		}
 	}
-	if r.Region != "" {
-		if err := checkToken("region", r.Region, MaxRegionBytes); err != nil {
+	if w.Region != "" {
+		if err := checkToken("region", w.Region, MaxRegionBytes); err != nil {
 			return nil, nil, err
 		}
 	}
-	switch {
-	case r.Steps < 0:
-		return nil, nil, invalid("steps: negative (%d)", r.Steps)
-	case r.Steps > rules.MaxSteps:
-		return nil, nil, invalid("steps: %d is over the plausible maximum of %d", r.Steps, rules.MaxSteps)
-	}
-	if r.TS.IsZero() {
-		return nil, nil, invalid("ts: missing")
-	}
-	loc, err := LoadZone(r.TZ)
+	steps, err := count("steps", w.Steps, rules.MaxSteps)
 	if err != nil {
 		return nil, nil, err
 	}
-	if r.TS.Before(recordTime.Add(-rules.Retention)) {
-		return nil, nil, invalid("ts: %s is older than the retention of %s before the record time %s",
-			r.TS.UTC().Format(time.RFC3339), rules.Retention, recordTime.UTC().Format(time.RFC3339))
+	if w.TS.IsZero() {
+		return nil, nil, invalid("ts: missing")
 	}
-	if r.TS.After(recordTime.Add(rules.FutureSkew)) {
-		return nil, nil, invalid("ts: %s is more than %s after the record time %s",
-			r.TS.UTC().Format(time.RFC3339), rules.FutureSkew, recordTime.UTC().Format(time.RFC3339))
+	loc, err := LoadZone(w.TZ)
+	if err != nil {
+		return nil, nil, err
 	}
-	return r, loc, nil
+	if err := checkTime(w.TS.Time, recordTime, rules.Retention, rules.FutureSkew); err != nil {
+		return nil, nil, err
+	}
+	return &StepReport{RequestID: w.RequestID, UserID: w.UserID, DeviceID: w.DeviceID, Steps: steps,
+		TS: w.TS, TZ: w.TZ, Region: w.Region}, loc, nil
+}
+
+// count reads a required JSON integer in [0, max] written plainly: digits only, no sign,
+// fraction or exponent (the JSON grammar already forbids leading zeros).
+func count(field string, raw json.RawMessage, max int64) (int64, error) {
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case len(raw) == 0:
+		return 0, invalid("%s: missing", field)
+	case string(raw) == "null":
+		return 0, invalid("%s: null, want an integer", field)
+	case raw[0] == '-':
+		return 0, invalid("%s: negative (%s)", field, shorten(string(raw), 32))
+	case raw[0] < '0' || raw[0] > '9':
+		return 0, invalid("%s: %s, want an integer", field, shorten(string(raw), 32))
+	case bytes.ContainsAny(raw, ".eE"):
+		return 0, invalid("%s: %s is not an integer", field, shorten(string(raw), 32))
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil || n > max {
+		return 0, invalid("%s: %s is over the plausible maximum of %d", field, shorten(string(raw), 32), max)
+	}
+	return n, nil
+}
+
+// checkTime bounds an event time by the record's Kafka timestamp.
+func checkTime(ts, recordTime time.Time, maxAge, futureSkew time.Duration) error {
+	if ts.Before(recordTime.Add(-maxAge)) {
+		return invalid("ts: %s is older than the retention of %s before the record time %s",
+			formatTime(ts), maxAge, formatTime(recordTime))
+	}
+	if ts.After(recordTime.Add(futureSkew)) {
+		return invalid("ts: %s is more than %s after the record time %s",
+			formatTime(ts), futureSkew, formatTime(recordTime))
+	}
+	return nil
+}
+
+// formatTime writes any time.Time, including years outside 0000-9999.
+func formatTime(t time.Time) string {
+	if y := t.Year(); y < 0 || y > 9999 {
+		return strconv.FormatInt(t.UnixMilli(), 10) + " ms"
+	}
+	return t.UTC().Format(time.RFC3339)
 }

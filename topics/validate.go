@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -34,10 +35,14 @@ const (
 	MaxIDBytes = 128
 	// MaxRegionBytes bounds region names.
 	MaxRegionBytes = 64
+	// MaxJSONDepth bounds the nesting of a record's JSON (unknown fields included): the
+	// contract's objects are flat, and the stdlib and the fast decoder disagree beyond 10,000.
+	MaxJSONDepth = 32
 )
 
-// checkID accepts 1..MaxIDBytes of valid UTF-8 without spaces, control characters or ':' (the
-// Redis key separator), so that an id can be embedded in a key unescaped.
+// checkID accepts 1..MaxIDBytes of valid UTF-8 without white space, control or format
+// characters (bidi controls, zero-width characters), U+FFFD or ':' (the Redis key separator), so
+// that an id can be embedded in a key unescaped and two ids that look alike are equal.
 func checkID(field, id string) error {
 	if id == "" {
 		return invalid("%s: missing", field)
@@ -47,17 +52,94 @@ func checkID(field, id string) error {
 
 func checkToken(field, s string, max int) error {
 	if len(s) > max {
-		return invalid("%s: longer than %d bytes", field, max)
+		return invalid("%s: %d bytes, longer than %d", field, len(s), max)
 	}
 	if !utf8.ValidString(s) {
 		return invalid("%s: not valid UTF-8", field)
 	}
 	for _, r := range s {
-		if r <= ' ' || r == 0x7f || r == ':' {
-			return invalid("%s: contains %q", field, r)
+		if r == ':' || unicode.IsSpace(r) || unicode.In(r, unicode.Cc, unicode.Cf) || r == utf8.RuneError {
+			return invalid("%s: contains %U", field, r)
 		}
 	}
 	return nil
+}
+
+// checkText accepts free text (a search query): valid UTF-8 without control characters other
+// than white space (which Normalize collapses), without U+FFFD (what a JSON decoder makes of a
+// lone surrogate escape such as "\udc00") and without format characters (bidi controls,
+// zero-width space, word joiner, BOM, soft hyphen) except the zero-width joiner and
+// non-joiner and the tag characters, which emoji sequences and several scripts need.
+func checkText(field, s string) error {
+	if !utf8.ValidString(s) {
+		return invalid("%s: not valid UTF-8", field)
+	}
+	for _, r := range s {
+		switch {
+		case r == utf8.RuneError:
+			return invalid("%s: contains U+FFFD (e.g. from a lone surrogate escape)", field)
+		case unicode.Is(unicode.Cc, r) && !unicode.IsSpace(r),
+			unicode.Is(unicode.Cf, r) && r != 0x200C && r != 0x200D && !(0xE0020 <= r && r <= 0xE007F):
+			return invalid("%s: contains the control or format character %U", field, r)
+		}
+	}
+	return nil
+}
+
+// checkKey accepts a record key of at most MaxIDBytes of valid UTF-8.
+func checkKey(key string) error {
+	if len(key) > MaxIDBytes {
+		return invalid("key: %d bytes, longer than %d", len(key), MaxIDBytes)
+	}
+	if !utf8.ValidString(key) {
+		return invalid("key: not valid UTF-8")
+	}
+	return nil
+}
+
+// checkValue rejects a tombstone, an oversized value and one that is not valid UTF-8 (JSON
+// decoders replace invalid bytes by U+FFFD silently, so that "r\xff1" and "r\xfe1" would be
+// one id).
+func checkValue(value []byte) error {
+	switch {
+	case value == nil:
+		return invalid("value: null (a tombstone)")
+	case len(value) > MaxValueBytes:
+		return invalid("value: %d bytes, over the limit of %d", len(value), MaxValueBytes)
+	case !utf8.Valid(value):
+		return invalid("value: not valid UTF-8")
+	case !shallow(value, MaxJSONDepth):
+		return invalid("value: JSON nested deeper than %d", MaxJSONDepth)
+	}
+	return nil
+}
+
+// shallow reports whether the arrays and objects of a JSON text nest at most max deep (strings
+// skipped; the text need not be valid JSON).
+func shallow(b []byte, max int) bool {
+	depth, inString, escaped := 0, false, false
+	for _, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			if depth++; depth > max {
+				return false
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return true
 }
 
 var zones sync.Map // IANA name -> *time.Location, successes only

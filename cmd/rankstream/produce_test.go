@@ -79,7 +79,7 @@ func TestProduceSearch(t *testing.T) {
 		terms := map[string]int{}
 		replayed := map[string]int64{} // key -> ts
 		for _, r := range recs {
-			q, term, err := topics.DecodeSearchQuery(r.Value)
+			q, term, err := topics.DecodeSearchQuery(string(r.Key), r.Value, r.Timestamp)
 			if err != nil {
 				t.Fatalf("invalid record %s: %v", r.Value, err)
 			}

@@ -45,7 +45,7 @@ func (c Config) replication() int {
 
 // Sarama returns the sarama configuration goka runs on: goka's defaults, plus the protocol
 // version, reading new groups from the oldest offset (a new group must not skip what was
-// produced before it joined), and room for dead-letter records.
+// produced before it joined), and room for dead-letter records (topics.MaxProduceBytes).
 func (c Config) Sarama() *sarama.Config {
 	s := goka.DefaultConfig()
 	// Kafka 4 removed the old protocol versions (KIP-896): goka's default (2.0) fails there.
@@ -53,7 +53,7 @@ func (c Config) Sarama() *sarama.Config {
 	s.ClientID = c.clientID()
 	s.Consumer.Offsets.Initial = sarama.OffsetOldest
 	s.Consumer.Offsets.AutoCommit.Interval = 200 * time.Millisecond
-	s.Producer.MaxMessageBytes = topics.MaxDLQMessageBytes
+	s.Producer.MaxMessageBytes = topics.MaxProduceBytes
 	s.Producer.RequiredAcks = sarama.WaitForAll
 	s.Producer.Compression = sarama.CompressionLZ4
 	s.Metadata.RefreshFrequency = time.Minute
@@ -92,6 +92,9 @@ func (c Config) ProcessorOptions(g goka.Group, log *slog.Logger) []goka.Processo
 		goka.WithStorageBuilder(sb),
 		goka.WithClientID(c.clientID()),
 		goka.WithLogger(gokaLogger{log.With("component", "goka", "group", string(g))}),
+		// Tombstones (null values) reach the callbacks, which dead-letter them: goka's default
+		// commits them unseen and uncounted.
+		goka.WithNilHandling(goka.NilProcess),
 	}
 }
 

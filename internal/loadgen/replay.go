@@ -35,16 +35,16 @@ func NewReplay(r io.Reader) *Replay {
 	return &Replay{sc: sc}
 }
 
-// Next returns the next line's record with record time now, or nothing at the end of the
-// input or at the first malformed line; Err tells which.
-func (p *Replay) Next(now time.Time) []Record {
+// Next returns the next line's record (timed by the line, not by now: see replayRecord), or
+// nothing at the end of the input or at the first malformed line; Err tells which.
+func (p *Replay) Next(time.Time) []Record {
 	for p.err == nil && p.sc.Scan() {
 		p.line++
 		text := strings.TrimSuffix(p.sc.Text(), "\r")
 		if text == "" {
 			continue
 		}
-		rec, err := replayRecord(text, p.line, now)
+		rec, err := replayRecord(text, p.line)
 		if err != nil {
 			p.err = fmt.Errorf("loadgen: replay line %d: %w", p.line, err)
 			return nil
@@ -60,7 +60,10 @@ func (p *Replay) Next(now time.Time) []Record {
 // Err returns the error that ended the replay early, nil if it reached the end of the input.
 func (p *Replay) Err() error { return p.err }
 
-func replayRecord(text string, line int, now time.Time) (Record, error) {
+// replayRecord makes a line's record. Its record time is the line's time, not now: the query
+// happened then, and the pipeline bounds ts by the record time (topics.SearchMaxAge), so a
+// replay of any age is accepted.
+func replayRecord(text string, line int) (Record, error) {
 	ts, query, ok := strings.Cut(text, "\t")
 	if !ok {
 		return Record{}, fmt.Errorf("no tab between time and query")
@@ -73,5 +76,5 @@ func replayRecord(text string, line int, now time.Time) (Record, error) {
 	if err != nil {
 		return Record{}, fmt.Errorf("encode: %w", err)
 	}
-	return Record{Key: strconv.Itoa(line), Value: v, Time: now}, nil
+	return Record{Key: strconv.Itoa(line), Value: v, Time: t}, nil
 }

@@ -33,7 +33,7 @@ func TestReplay(t *testing.T) {
 		if err := json.Unmarshal(recs[0].Value, &q); err != nil {
 			t.Fatal(err)
 		}
-		if recs[0].Key != w.key || q.Query != w.query || q.TS.Millis() != w.ts || q.UserID != "" || !recs[0].Time.Equal(now) {
+		if recs[0].Key != w.key || q.Query != w.query || q.TS.Millis() != w.ts || q.UserID != "" || !recs[0].Time.Equal(time.UnixMilli(w.ts)) {
 			t.Errorf("record %d: key %q, %+v at %s; want key %q query %q ts %d", i, recs[0].Key, q, recs[0].Time, w.key, w.query, w.ts)
 		}
 	}

@@ -20,7 +20,7 @@ func decodeAll(t *testing.T, g *Search, n int, step time.Duration, f func(at tim
 		if len(recs) != 1 {
 			t.Fatalf("Next returned %d records, want 1", len(recs))
 		}
-		q, term, err := topics.DecodeSearchQuery(recs[0].Value)
+		q, term, err := topics.DecodeSearchQuery(recs[0].Key, recs[0].Value, recs[0].Time)
 		if err != nil {
 			t.Fatalf("generated an invalid query: %v: %s", err, recs[0].Value)
 		}

@@ -195,7 +195,7 @@ func Run(ctx context.Context, cfg Config, brokers []string, opts ...goka.Process
 // end this input partition allows moves, a watermark marker to every partition.
 func (p *processor) route(ctx goka.Context, msg any) {
 	value, _ := msg.([]byte)
-	q, term, err := topics.DecodeSearchQuery(value)
+	q, term, err := topics.DecodeSearchQuery(ctx.Key(), value, ctx.Timestamp())
 	if err != nil {
 		processors.DeadLetter(ctx, p.dlq, value, err)
 		return
