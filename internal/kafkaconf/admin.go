@@ -60,11 +60,13 @@ func (c Config) EnsureTopics(ctx context.Context, create bool) ([]TopicResult, e
 	}
 	results := make([]TopicResult, len(specs))
 	var missing []string
+	fresh := map[string]bool{} // created now, by this call or another instance's
 	for i, s := range specs {
 		results[i].Name = s.Name
 		if d, ok := details[s.Name]; ok && d.Err == nil {
 			continue
 		}
+		fresh[s.Name] = true
 		if !create {
 			results[i].Problem = "missing"
 			missing = append(missing, s.Name+": missing")
@@ -82,7 +84,7 @@ func (c Config) EnsureTopics(ctx context.Context, create bool) ([]TopicResult, e
 	if len(missing) > 0 {
 		return results, fmt.Errorf("%w: %s", ErrTopicMismatch, strings.Join(missing, "; "))
 	}
-	if details, err = waitVisible(ctx, adm, specs); err != nil {
+	if details, err = waitVisible(ctx, adm, specs, fresh); err != nil {
 		return results, err
 	}
 	names := make([]string, len(specs))
@@ -105,12 +107,13 @@ func (c Config) EnsureTopics(ctx context.Context, create bool) ([]TopicResult, e
 	return results, nil
 }
 
-// waitVisible waits until every topic of specs is in the brokers' metadata with at least as
-// many partitions as its spec, each with a leader, and returns the details: creation returns
-// before every broker knows the topic (also to an instance whose creation failed with
-// TopicAlreadyExists because another one was faster), and a processor started before that
-// would not find it.
-func waitVisible(ctx context.Context, adm *kadm.Client, specs []topics.Spec) (kadm.TopicDetails, error) {
+// waitVisible waits until every topic of specs is in the brokers' metadata, each partition with
+// a leader, the fresh ones (just created) with all the partitions of their spec, and returns
+// the details: creation returns before every broker knows the topic (also to an instance whose
+// creation failed with TopicAlreadyExists because another one was faster), and a processor
+// started before that would not find it. The partition count of a topic that existed before is
+// final: verify reports a difference.
+func waitVisible(ctx context.Context, adm *kadm.Client, specs []topics.Spec, fresh map[string]bool) (kadm.TopicDetails, error) {
 	var details kadm.TopicDetails
 	err := retry(ctx, func() error {
 		var err error
@@ -122,7 +125,7 @@ func waitVisible(ctx context.Context, adm *kadm.Client, specs []topics.Spec) (ka
 			if !ok || d.Err != nil {
 				return fmt.Errorf("%w: topic %s not yet visible", errNotYet, s.Name)
 			}
-			if len(d.Partitions) < s.Partitions {
+			if fresh[s.Name] && len(d.Partitions) < s.Partitions {
 				return fmt.Errorf("%w: topic %s has %d of %d partitions", errNotYet, s.Name, len(d.Partitions), s.Partitions)
 			}
 			for _, p := range d.Partitions {
