@@ -5,14 +5,8 @@ import (
 	"flag"
 	"log/slog"
 
-	goredis "github.com/redis/go-redis/v9"
-	"golang.org/x/sync/errgroup"
-
 	"github.com/rankstream/rankstream/internal/kafkaconf"
 	"github.com/rankstream/rankstream/processors/hot"
-	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
-	rsredis "github.com/rankstream/rankstream/sinks/redis"
-	"github.com/rankstream/rankstream/sinks/snapshot"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -37,16 +31,16 @@ func (h *hotFlags) config(kc kafkaconf.Config, log *slog.Logger) hot.Config {
 	return c
 }
 
-// runHotPipeline runs the hot group and its merge group until ctx ends.
-func runHotPipeline(ctx context.Context, kc kafkaconf.Config, hf hotFlags, rdb goredis.UniversalClient, history *rsclickhouse.Sink, log *slog.Logger) error {
+// hotUnits returns the units of the hot-search pipeline, each run by a processors.Supervisor:
+// the hot group and its merge group, restarted independently of each other.
+func hotUnits(kc kafkaconf.Config, hf hotFlags, pub hot.Publisher, log *slog.Logger) []unit {
 	cfg := hf.config(kc, log)
-	pub := snapshot.Publisher{Redis: rsredis.NewHotWriter(rdb), History: history}
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		return hot.Run(gctx, cfg, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(topics.HotGroup), log)...)
-	})
-	g.Go(func() error {
-		return hot.RunMerge(gctx, cfg, pub, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(topics.HotMergeGroup), log)...)
-	})
-	return g.Wait()
+	return []unit{
+		{string(topics.HotGroup), func(ctx context.Context) error {
+			return hot.Run(ctx, cfg, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(topics.HotGroup), log)...)
+		}},
+		{string(topics.HotMergeGroup), func(ctx context.Context) error {
+			return hot.RunMerge(ctx, cfg, pub, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(topics.HotMergeGroup), log)...)
+		}},
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -179,5 +180,62 @@ func TestConcurrentStartOnNewTopics(t *testing.T) {
 				r.checkUp()
 			})
 		}
+	})
+}
+
+// TestBrokerOutage stops a private broker for 30 s while `rankstream process` runs with step
+// reports in flight (goka gave up and the process exited after 6-13 s, 4 trials in 4), and
+// starts `rankstream process` while the broker is down (it exited at once): the process must
+// stay up, say it is not ready meanwhile, be ready again after, and the results be exact.
+func TestBrokerOutage(t *testing.T) {
+	redisAddr, db := testenv.RedisAddr(t)
+	t.Run("stopped_30s_while_running", func(t *testing.T) {
+		t.Parallel()
+		ks := testenv.StartKafkaServer(t)
+		r := newStepsRun(t, ks.Brokers(), redisAddr, db)
+		r.start("process")
+		r.report(2000, 500)
+		r.waitExact(2 * time.Minute)
+		r.waitFor(time.Minute, "ready before the outage", func() bool { return r.ready(0) })
+
+		r.report(5000, 500) // in flight when the broker goes
+		stopped := time.Now()
+		ks.Stop(syscall.SIGTERM)
+		t.Logf("broker stopped (SIGTERM took %s)", time.Since(stopped).Round(time.Millisecond))
+		r.waitFor(time.Minute, "not ready during the outage", func() bool { return !r.ready(0) })
+		t.Logf("not ready %s after the stop", time.Since(stopped).Round(time.Millisecond))
+		for time.Since(stopped) < 30*time.Second {
+			r.checkUp()
+			time.Sleep(500 * time.Millisecond)
+		}
+		ks.Start()
+		restarted := time.Now()
+		r.waitFor(3*time.Minute, "ready after the outage", func() bool { return r.ready(0) })
+		t.Logf("ready %s after the broker came back", time.Since(restarted).Round(time.Millisecond))
+		r.report(2000, 500)
+		r.waitExact(2 * time.Minute)
+		t.Logf("exact %s after the broker came back", time.Since(restarted).Round(time.Millisecond))
+	})
+	t.Run("down_at_startup", func(t *testing.T) {
+		t.Parallel()
+		ks := testenv.StartKafkaServer(t)
+		ks.Stop(syscall.SIGKILL)
+		r := newStepsRun(t, ks.Brokers(), redisAddr, db)
+		r.start("process")
+		down := time.Now()
+		for time.Since(down) < 20*time.Second {
+			r.checkUp()
+			if r.ready(0) {
+				t.Fatal("ready while the broker is down")
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+		ks.Start()
+		restarted := time.Now()
+		r.waitFor(3*time.Minute, "ready", func() bool { return r.ready(0) })
+		t.Logf("ready %s after the broker started", time.Since(restarted).Round(time.Millisecond))
+		r.report(2000, 500)
+		r.waitExact(2 * time.Minute)
+		t.Logf("exact %s after the broker started", time.Since(restarted).Round(time.Millisecond))
 	})
 }

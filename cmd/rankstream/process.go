@@ -2,14 +2,21 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 
+	goredis "github.com/redis/go-redis/v9"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/rankstream/rankstream/internal/kafkaconf"
 	"github.com/rankstream/rankstream/internal/obs"
+	"github.com/rankstream/rankstream/processors"
+	"github.com/rankstream/rankstream/processors/hot"
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
+	"github.com/rankstream/rankstream/sinks/snapshot"
+	"github.com/rankstream/rankstream/topics"
 )
 
 func runProcess(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer) int {
@@ -28,12 +35,9 @@ func runProcess(ctx context.Context, args []string, _ io.Reader, _, stderr io.Wr
 	if err != nil {
 		return exitCode(err, stderr)
 	}
-	kf, sf := &pf.kafka, pf.steps
+	kf := &pf.kafka
 
 	kc := kf.config(*stateDir)
-	if _, err := kc.EnsureTopics(ctx, *createTopics); err != nil {
-		return exitCode(err, stderr)
-	}
 	rdb, err := rsredis.Open(ctx, *redisAddr)
 	if err != nil {
 		return exitCode(err, stderr)
@@ -48,13 +52,28 @@ func runProcess(ctx context.Context, args []string, _ io.Reader, _, stderr io.Wr
 		defer hist.Close()
 	}
 
+	sup := processors.NewSupervisor(log)
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return runStepsPipeline(gctx, kc, sf, rdb, log) })
-	g.Go(func() error { return runHotPipeline(gctx, kc, pf.hot, rdb, hist, log) })
 	g.Go(func() error {
-		mux := obs.Mux(func(ctx context.Context) error { return rdb.Ping(ctx).Err() })
+		mux := obs.Mux(func(ctx context.Context) error { return errors.Join(sup.Ready(), rdb.Ping(ctx).Err()) })
 		return serveHTTP(gctx, *httpAddr, mux, log, nil)
+	})
+	g.Go(func() error {
+		if err := ensureTopics(gctx, kc, *createTopics, log); err != nil {
+			return err
+		}
+		pub := snapshot.Publisher{Redis: rsredis.NewHotWriter(rdb), History: hist}
+		return supervise(gctx, sup, pipelineUnits(kc, pf, rdb, pub, log))
 	})
 	log.Info("processing", "brokers", kc.Brokers, "redis", *redisAddr, slog.String("http", *httpAddr))
 	return exitCode(g.Wait(), stderr)
+}
+
+// pipelineUnits returns the units of every processor: steps with its Redis sink, hot and
+// hot-merge.
+func pipelineUnits(kc kafkaconf.Config, pf pipelineFlags, rdb goredis.UniversalClient, pub hot.Publisher, log *slog.Logger) []unit {
+	steps := unit{string(topics.StepsGroup), func(ctx context.Context) error {
+		return runStepsPipeline(ctx, kc, pf.steps, rdb, log)
+	}}
+	return append([]unit{steps}, hotUnits(kc, pf.hot, pub, log)...)
 }

@@ -23,6 +23,12 @@ var (
 	ConsumerLag = promauto.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "rankstream_consumer_lag", Help: "Records behind the high-water mark, summed over the partitions this instance owns.",
 	}, []string{"group"})
+	ProcessorUp = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "rankstream_processor_up", Help: "1 while a supervised unit (a goka processor with what belongs to it) runs, 0 while it waits to be restarted.",
+	}, []string{"unit"})
+	ProcessorRestarts = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "rankstream_processor_restarts_total", Help: "Restarts of a supervised unit after it failed (a broker gone, a store that failed), by unit.",
+	}, []string{"unit"})
 	SinkWriteSeconds = promauto.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "rankstream_sink_write_seconds", Help: "Latency of one sink flush (one pipeline or batch).",
 		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lovoo/goka"
 
+	"github.com/rankstream/rankstream/processors"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -95,22 +96,11 @@ func RunMerge(ctx context.Context, cfg Config, pub Publisher, brokers []string, 
 	if err != nil {
 		return fmt.Errorf("hot merge: %w", err)
 	}
-	// The processor stops only after the sweeper: a VisitAll that starts while goka stops a
-	// partition can send on the partition's closed visit channel (goka v1.1.16,
-	// PartitionProcessor.VisitValues) and panic.
-	procCtx, stopProc := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopProc()
-	sweepCtx, stopSweep := context.WithCancel(ctx)
-	swept := make(chan struct{})
-	go func() {
-		defer close(swept)
-		defer stopProc()
-		runSweeper(sweepCtx, proc, sweepEvery(cfg.MergeWait), cfg.Log)
-	}()
-	err = proc.Run(procCtx)
-	stopSweep()
-	<-swept
-	if err != nil {
+	// The processor stops only after the sweeper (processors.Run's shutdown order): a VisitAll
+	// that starts while goka stops a partition can send on the partition's closed visit channel
+	// (goka v1.1.16, PartitionProcessor.VisitValues) and panic.
+	sweep := func(ctx context.Context) { runSweeper(ctx, proc, sweepEvery(cfg.MergeWait), cfg.Log) }
+	if err := processors.Run(ctx, proc, cfg.Names.Group(topics.HotMergeGroup), cfg.Log, sweep); err != nil {
 		return fmt.Errorf("hot merge: %w", err)
 	}
 	return nil
