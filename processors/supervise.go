@@ -62,11 +62,12 @@ func NewSupervisor(log *slog.Logger) *Supervisor { return &Supervisor{log: log} 
 
 // unit is one supervised unit and the goka processors it runs right now.
 type unit struct {
-	name  string
-	mu    sync.Mutex
-	up    bool // an attempt is running
-	procs []*goka.Processor
-	last  error // the error of the last failed attempt
+	name    string
+	mu      sync.Mutex
+	up      bool // an attempt is running
+	running bool // the attempt said it runs without a goka processor (Up)
+	procs   []*goka.Processor
+	last    error // the error of the last failed attempt
 }
 
 type unitKey struct{}
@@ -100,7 +101,7 @@ func (u *unit) ready() error {
 		}
 		return fmt.Errorf("%s: starting", u.name)
 	}
-	if len(u.procs) == 0 {
+	if len(u.procs) == 0 && !u.running {
 		return fmt.Errorf("%s: starting", u.name)
 	}
 	for _, p := range u.procs {
@@ -111,10 +112,20 @@ func (u *unit) ready() error {
 	return nil
 }
 
+// Up tells the Supervisor running ctx's unit that the unit runs, for a unit without a goka
+// processor (processors.Run tells it for those): it is ready until it returns.
+func Up(ctx context.Context) {
+	if u := unitOf(ctx); u != nil {
+		u.mu.Lock()
+		defer u.mu.Unlock()
+		u.running = true
+	}
+}
+
 func (u *unit) set(up bool, err error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.up = up
+	u.up, u.running = up, false
 	if err != nil {
 		u.last = err
 	}

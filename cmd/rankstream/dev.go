@@ -21,7 +21,6 @@ import (
 	"github.com/rankstream/rankstream/processors"
 	"github.com/rankstream/rankstream/processors/steps"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
-	"github.com/rankstream/rankstream/sinks/snapshot"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -88,8 +87,7 @@ func runDev(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		pub := snapshot.Publisher{Redis: rsredis.NewHotWriter(rdb)}
-		return supervise(gctx, processors.NewSupervisor(log), pipelineUnits(kc, pf, rdb, pub, log))
+		return supervise(gctx, processors.NewSupervisor(log), pipelineUnits(kc, pf, rdb, nil, log))
 	})
 	g.Go(func() error {
 		return serveHTTP(gctx, *httpAddr, query.New(rdb, log), log, func(a net.Addr) {

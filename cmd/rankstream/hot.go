@@ -5,8 +5,13 @@ import (
 	"flag"
 	"log/slog"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/rankstream/rankstream/internal/kafkaconf"
+	"github.com/rankstream/rankstream/processors/history"
 	"github.com/rankstream/rankstream/processors/hot"
+	rsredis "github.com/rankstream/rankstream/sinks/redis"
+	"github.com/rankstream/rankstream/sinks/snapshot"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -32,15 +37,31 @@ func (h *hotFlags) config(kc kafkaconf.Config, log *slog.Logger) hot.Config {
 }
 
 // hotUnits returns the units of the hot-search pipeline, each run by a processors.Supervisor:
-// the hot group and its merge group, restarted independently of each other.
-func hotUnits(kc kafkaconf.Config, hf hotFlags, pub hot.Publisher, log *slog.Logger) []unit {
+// the hot group and its merge group, restarted independently of each other, and with a history
+// store the writer of its queue (hot.history), which the merge fills before it writes Redis.
+func hotUnits(kc kafkaconf.Config, hf hotFlags, rdb goredis.UniversalClient, store history.Store, log *slog.Logger) []unit {
 	cfg := hf.config(kc, log)
-	return []unit{
+	units := []unit{
 		{string(topics.HotGroup), func(ctx context.Context) error {
 			return hot.Run(ctx, cfg, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(topics.HotGroup), log)...)
 		}},
 		{string(topics.HotMergeGroup), func(ctx context.Context) error {
+			pub := snapshot.Publisher{Redis: rsredis.NewHotWriter(rdb)}
+			if store != nil {
+				q, err := history.NewQueue(kc)
+				if err != nil {
+					return err
+				}
+				defer q.Close()
+				pub.History = q
+			}
 			return hot.RunMerge(ctx, cfg, pub, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(topics.HotMergeGroup), log)...)
 		}},
 	}
+	if store != nil {
+		units = append(units, unit{string(topics.HotHistoryGroup), func(ctx context.Context) error {
+			return history.Run(ctx, kc, store, log)
+		}})
+	}
+	return units
 }

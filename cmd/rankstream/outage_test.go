@@ -13,11 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rankstream/rankstream/internal/rank"
 	"github.com/rankstream/rankstream/internal/testenv"
+	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -238,4 +240,146 @@ func TestBrokerOutage(t *testing.T) {
 		r.waitExact(2 * time.Minute)
 		t.Logf("exact %s after the broker started", time.Since(restarted).Round(time.Millisecond))
 	})
+}
+
+// TestClickHouseOutage runs `rankstream process --history` against a private clickhouse-server
+// that is down when the process starts (the process used to exit at once) and later goes down
+// for 60 s while the process runs (the hot list in Redis used to stay frozen): steps and hot
+// search must run while it is down, Redis must keep receiving new windows, and once it is back
+// ClickHouse must hold, under FINAL, exactly the row set of every window Redis published.
+func TestClickHouseOutage(t *testing.T) {
+	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
+		t.Parallel()
+		ch := testenv.StartClickHouseServer(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		sink, err := rsclickhouse.Open(ctx, ch.Addr(), "rankstream")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sink.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		sink.Close()
+		ch.Stop(syscall.SIGTERM)
+
+		redisAddr, db := testenv.RedisAddr(t)
+		r := newStepsRun(t, brokers, redisAddr, db, "--history", "--clickhouse", ch.Addr(), "--clickhouse-database", "rankstream",
+			"--hot-window", "10s", "--hot-slide", "1s")
+		r.start("process")
+		r.waitFor(2*time.Minute, "ready while ClickHouse is down", func() bool { return r.ready(0) })
+		go produceSearches(ctx, t, brokers, r.prefix+string(topics.SearchQueries))
+		r.report(1000, 100)
+		r.waitExact(2 * time.Minute)
+		seen := map[int64]topics.TopKSnapshot{} // window end (ms) -> the latest snapshot of it seen in Redis
+		watch := func(d time.Duration) int {
+			t.Helper()
+			before := len(seen)
+			for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+				r.checkUp()
+				if raw, err := r.rdb.Get(ctx, rank.HotKey(topics.SearchStream)).Bytes(); err == nil {
+					var s topics.TopKSnapshot
+					if err := json.Unmarshal(raw, &s); err != nil {
+						t.Fatal(err)
+					}
+					seen[s.WindowEnd.UnixMilli()] = s
+				}
+			}
+			return len(seen) - before
+		}
+		if n := watch(10 * time.Second); n < 3 {
+			t.Fatalf("%d new windows in Redis in 10 s while ClickHouse was down since the start", n)
+		}
+
+		ch.Start()
+		rows := func() map[int64][]topics.TopKItem { return historyRows(t, ctx, ch.Addr()) }
+		r.waitFor(2*time.Minute, "history rows once ClickHouse is up", func() bool { return len(rows()) > 0 })
+		watch(5 * time.Second)
+
+		stopped := time.Now()
+		ch.Stop(syscall.SIGTERM)
+		n := watch(60 * time.Second)
+		t.Logf("ClickHouse down for %s: %d new windows in Redis meanwhile", time.Since(stopped).Round(time.Second), n)
+		if n < 20 {
+			t.Fatalf("only %d new windows in Redis during a 60 s ClickHouse outage (1 s slide)", n)
+		}
+		ch.Start()
+		back := time.Now()
+		watch(5 * time.Second)
+
+		var complete []int64
+		for end, s := range seen {
+			if len(s.MissingPartitions) == 0 {
+				complete = append(complete, end)
+			}
+		}
+		problem := "not checked yet"
+		deadline := time.Now().Add(3 * time.Minute)
+		for problem != "" {
+			if time.Now().After(deadline) {
+				t.Fatalf("3 minutes after ClickHouse came back: %s", problem)
+			}
+			time.Sleep(time.Second)
+			got := rows()
+			problem = ""
+			for _, end := range complete {
+				if want := seen[end].Items; fmt.Sprint(got[end]) != fmt.Sprint(want) {
+					problem = fmt.Sprintf("window ending %s: ClickHouse FINAL %v, Redis %v", time.UnixMilli(end).UTC(), got[end], want)
+					break
+				}
+			}
+		}
+		t.Logf("%d complete windows seen in Redis, all in ClickHouse %s after it came back", len(complete), time.Since(back).Round(time.Millisecond))
+	})
+}
+
+// historyRows reads topk_history under FINAL: the items of every window, by rank. A window
+// with a rank twice or a gap in its ranks fails the test.
+func historyRows(t *testing.T, ctx context.Context, addr string) map[int64][]topics.TopKItem {
+	t.Helper()
+	conn, err := clickhouse.Open(&clickhouse.Options{Addr: []string{addr}, Auth: clickhouse.Auth{Database: "rankstream"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var rows []struct {
+		End   time.Time `ch:"window_end"`
+		Rank  uint32    `ch:"rank"`
+		Item  string    `ch:"item"`
+		Count uint64    `ch:"count"`
+		Error uint64    `ch:"error"`
+	}
+	if err := conn.Select(ctx, &rows, "SELECT window_end, rank, item, count, error FROM topk_history FINAL ORDER BY window_end, rank"); err != nil {
+		return nil // down or restarting: nothing yet
+	}
+	out := map[int64][]topics.TopKItem{}
+	for _, r := range rows {
+		end := r.End.UnixMilli()
+		if int(r.Rank) != len(out[end])+1 {
+			t.Fatalf("window ending %s: rank %d after %d ranks under FINAL", r.End, r.Rank, len(out[end]))
+		}
+		out[end] = append(out[end], topics.TopKItem{Item: r.Item, Count: r.Count, Error: r.Error})
+	}
+	return out
+}
+
+// produceSearches sends about 250 search queries a second, event time now, over 40 terms of
+// falling popularity, until ctx ends.
+func produceSearches(ctx context.Context, t *testing.T, brokers []string, topic string) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ProducerLinger(5*time.Millisecond))
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer cl.Close()
+	for i := 0; ctx.Err() == nil; i++ {
+		now := time.Now().UTC().Format(time.RFC3339Nano)
+		for j := range 5 {
+			term := fmt.Sprintf("term %d", (i*5+j)%((i*5+j)%40+1))
+			user := fmt.Sprintf("user%d", (i*5+j)%997)
+			v, _ := json.Marshal(map[string]string{"query": term, "ts": now, "user_id": user})
+			cl.Produce(ctx, &kgo.Record{Topic: topic, Key: []byte(user), Value: v}, nil)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

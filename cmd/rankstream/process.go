@@ -12,8 +12,7 @@ import (
 	"github.com/rankstream/rankstream/internal/kafkaconf"
 	"github.com/rankstream/rankstream/internal/obs"
 	"github.com/rankstream/rankstream/processors"
-	"github.com/rankstream/rankstream/processors/hot"
-	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
+	"github.com/rankstream/rankstream/processors/history"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"github.com/rankstream/rankstream/sinks/snapshot"
 	"github.com/rankstream/rankstream/topics"
@@ -30,7 +29,7 @@ func runProcess(ctx context.Context, args []string, _ io.Reader, _, stderr io.Wr
 	createTopics := fs.Bool("create-topics", true, "create missing topics at start (otherwise only verify them)")
 	var cf clickhouseFlags
 	cf.register(fs)
-	history := fs.Bool("history", false, "also write every hot-search snapshot to ClickHouse's topk_history (run `rankstream migrate` first)")
+	withHistory := fs.Bool("history", false, "also write every hot-search snapshot to ClickHouse's topk_history (run `rankstream migrate` first), through the topic hot.history and group hot-history: a ClickHouse that is down delays history, never the processors")
 	log, err := pf.log.parse(fs, args, stderr)
 	if err != nil {
 		return exitCode(err, stderr)
@@ -44,12 +43,16 @@ func runProcess(ctx context.Context, args []string, _ io.Reader, _, stderr io.Wr
 	}
 	defer rdb.Close()
 
-	var hist *rsclickhouse.Sink
-	if *history {
-		if hist, err = cf.open(ctx); err != nil {
+	// The history store is not pinged: one that is down at start-up delays history (its writer
+	// retries), not the processors.
+	var store history.Store
+	if *withHistory {
+		hist, err := cf.sink()
+		if err != nil {
 			return exitCode(err, stderr)
 		}
 		defer hist.Close()
+		store = snapshot.History{Sink: hist}
 	}
 
 	sup := processors.NewSupervisor(log)
@@ -62,18 +65,17 @@ func runProcess(ctx context.Context, args []string, _ io.Reader, _, stderr io.Wr
 		if err := ensureTopics(gctx, kc, *createTopics, log); err != nil {
 			return err
 		}
-		pub := snapshot.Publisher{Redis: rsredis.NewHotWriter(rdb), History: hist}
-		return supervise(gctx, sup, pipelineUnits(kc, pf, rdb, pub, log))
+		return supervise(gctx, sup, pipelineUnits(kc, pf, rdb, store, log))
 	})
 	log.Info("processing", "brokers", kc.Brokers, "redis", *redisAddr, slog.String("http", *httpAddr))
 	return exitCode(g.Wait(), stderr)
 }
 
-// pipelineUnits returns the units of every processor: steps with its Redis sink, hot and
-// hot-merge.
-func pipelineUnits(kc kafkaconf.Config, pf pipelineFlags, rdb goredis.UniversalClient, pub hot.Publisher, log *slog.Logger) []unit {
+// pipelineUnits returns the units of every processor: steps with its Redis sink, hot,
+// hot-merge and, with a history store, hot-history.
+func pipelineUnits(kc kafkaconf.Config, pf pipelineFlags, rdb goredis.UniversalClient, store history.Store, log *slog.Logger) []unit {
 	steps := unit{string(topics.StepsGroup), func(ctx context.Context) error {
 		return runStepsPipeline(ctx, kc, pf.steps, rdb, log)
 	}}
-	return append([]unit{steps}, hotUnits(kc, pf.hot, pub, log)...)
+	return append([]unit{steps}, hotUnits(kc, pf.hot, rdb, store, log)...)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/rankstream/rankstream/internal/kafkaconf"
 	"github.com/rankstream/rankstream/internal/rank"
 	"github.com/rankstream/rankstream/internal/testenv"
+	"github.com/rankstream/rankstream/processors/history"
 	"github.com/rankstream/rankstream/processors/hot"
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
@@ -46,16 +47,24 @@ func TestMergeWaitsThenPublishesMissingPartitions(t *testing.T) {
 
 		log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 		cfg := hot.Config{Names: kc.Names, Partitions: partitions, K: 10, MergeWait: wait, Log: log}
-		pub := snapshot.Publisher{Redis: rsredis.NewHotWriter(rdb), History: sink}
+		queue, err := history.NewQueue(kc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(queue.Close)
+		pub := snapshot.Publisher{Redis: rsredis.NewHotWriter(rdb), History: queue}
 		runCtx, stop := context.WithCancel(ctx)
-		done := make(chan error, 1)
+		done := make(chan error, 2)
 		go func() {
 			done <- hot.RunMerge(runCtx, cfg, pub, brokers, kc.ProcessorOptions(kc.Names.Group(topics.HotMergeGroup), log)...)
 		}()
+		go func() { done <- history.Run(runCtx, kc, snapshot.History{Sink: sink}, log) }()
 		t.Cleanup(func() {
 			stop()
-			if err := <-done; err != nil {
-				t.Errorf("RunMerge: %v", err)
+			for range 2 {
+				if err := <-done; err != nil {
+					t.Errorf("RunMerge or history.Run: %v", err)
+				}
 			}
 		})
 
@@ -94,9 +103,7 @@ func TestMergeWaitsThenPublishesMissingPartitions(t *testing.T) {
 		if got := itemNames(s1); got != "p3 p2 p1 p0" {
 			t.Fatalf("window 1: items %s", got)
 		}
-		if got := finalRows(t, conn, w1); got != "missing 0: p3 p2 p1 p0" {
-			t.Fatalf("window 1 in ClickHouse: %s", got)
-		}
+		waitRows(t, conn, w1, "missing 0: p3 p2 p1 p0", "window 1 in ClickHouse")
 
 		// (ii) partition 2 does not report: after the wait, a snapshot without it.
 		sent := time.Now()
@@ -105,18 +112,14 @@ func TestMergeWaitsThenPublishesMissingPartitions(t *testing.T) {
 		if waited := time.Since(sent); waited < wait {
 			t.Fatalf("published without partition 2 after %s, before the wait of %s", waited, wait)
 		}
-		if got := finalRows(t, conn, w2); got != "missing 1: p3 p1 p0" {
-			t.Fatalf("window 2 in ClickHouse after the wait: %s", got)
-		}
+		waitRows(t, conn, w2, "missing 1: p3 p1 p0", "window 2 in ClickHouse after the wait")
 		// Its late partial republishes it complete.
 		send(w2, 2)
 		s2 := latestIs(w2, "[]")
 		if got := itemNames(s2); got != "p3 p2 p1 p0" {
 			t.Fatalf("window 2 complete: items %s", got)
 		}
-		if got := finalRows(t, conn, w2); got != "missing 0: p3 p2 p1 p0" {
-			t.Fatalf("window 2 in ClickHouse after the late partial: %s", got)
-		}
+		waitRows(t, conn, w2, "missing 0: p3 p2 p1 p0", "window 2 in ClickHouse after the late partial")
 
 		// (iii) partials sent again for both complete windows: nothing is published, neither
 		// now nor after the wait (no entry waits for the other partitions again).
@@ -125,6 +128,7 @@ func TestMergeWaitsThenPublishesMissingPartitions(t *testing.T) {
 		send(w2, 2, 3)
 		processed(t, ctx, cl, kc.Names.Group(topics.HotMergeGroup), partialsTopic)
 		time.Sleep(wait + 500*time.Millisecond) // the wait and two sweeps (every wait/4)
+		processed(t, ctx, cl, kc.Names.Group(topics.HotHistoryGroup), string(kc.Names.Stream(topics.HotHistory)))
 		if got := countRows(t, conn); got != rows {
 			t.Fatalf("partials sent again added rows to topk_history: %d, before %d", got, rows)
 		}
@@ -170,6 +174,16 @@ func finalRows(t *testing.T, conn driver.Conn, end int64) string {
 		out += " " + r.Item
 	}
 	return out
+}
+
+// waitRows waits until finalRows of the window ending at end is want.
+func waitRows(t *testing.T, conn driver.Conn, end int64, want, what string) {
+	t.Helper()
+	got := ""
+	testenv.WaitFor(t, 30*time.Second, what+": "+want, func() bool {
+		got = finalRows(t, conn, end)
+		return got == want
+	})
 }
 
 // processed waits until group has committed every record of topic.
