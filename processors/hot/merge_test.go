@@ -219,3 +219,58 @@ func countRows(t *testing.T, conn driver.Conn) uint64 {
 	}
 	return n
 }
+
+// TestMergeSkipsInvalidSnapshot: a window whose merged snapshot is invalid (here an item whose
+// error is above its count) is logged, counted and skipped, not retried forever: the next
+// window, on the same (single) partition, is published.
+func TestMergeSkipsInvalidSnapshot(t *testing.T) {
+	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
+		const partitions = 1
+		kc := kafkaconf.Config{Brokers: brokers, Partitions: partitions, Names: topics.Names{Prefix: testenv.UniqueName(t, "invalid") + "."}}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if _, err := kc.EnsureTopics(ctx, true); err != nil {
+			t.Fatal(err)
+		}
+		rdb := testenv.Redis(t)
+		log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		cfg := hot.Config{Names: kc.Names, Partitions: partitions, K: 10, MergeWait: time.Second, Log: log}
+		pub := snapshot.Publisher{Redis: rsredis.NewHotWriter(rdb)}
+		runCtx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() {
+			done <- hot.RunMerge(runCtx, cfg, pub, brokers, kc.ProcessorOptions(kc.Names.Group(topics.HotMergeGroup), log)...)
+		}()
+		defer func() {
+			stop()
+			if err := <-done; err != nil {
+				t.Errorf("RunMerge: %v", err)
+			}
+		}()
+		cl, err := kc.Client()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		start := time.Now().Truncate(time.Second).Add(-time.Minute)
+		w1, w2 := start.UnixMilli(), start.Add(5*time.Second).UnixMilli()
+		for _, end := range []int64{w1, w2} {
+			for p := range int32(partitions) {
+				part := mergePartial(end, p)
+				if end == w1 {
+					part.Items[0].Error = part.Items[0].Count + 1 // no true count can lie in [count - error, count]
+				}
+				v, _ := json.Marshal(part)
+				rec := &kgo.Record{Topic: string(kc.Names.Stream(topics.HotPartials)), Key: []byte(strconv.FormatInt(end, 10)), Value: v}
+				if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		testenv.WaitFor(t, time.Minute, "the window after the invalid one in Redis", func() bool {
+			var s topics.TopKSnapshot
+			b, err := rdb.Get(ctx, rank.HotKey(topics.SearchStream)).Bytes()
+			return err == nil && json.Unmarshal(b, &s) == nil && s.WindowEnd.UnixMilli() == w2
+		})
+	})
+}
