@@ -95,13 +95,22 @@ func Run(ctx context.Context, kc kafkaconf.Config, store Store, log *slog.Logger
 	for {
 		fetches := cl.PollRecords(ctx, maxBatch)
 		if ctx.Err() != nil {
+			log.Info("history writer stopped")
 			return nil
 		}
+		failed := false
 		fetches.EachError(func(t string, p int32, err error) {
+			failed = true
 			log.Warn("history: fetch failed (the client retries)", "topic", t, "partition", p, "err", err)
 		})
 		recs := fetches.Records()
 		if len(recs) == 0 {
+			if failed { // do not spin on a failing fetch
+				select {
+				case <-ctx.Done():
+				case <-time.After(time.Second):
+				}
+			}
 			continue
 		}
 		snaps := make([]topics.TopKSnapshot, 0, len(recs))
@@ -119,6 +128,9 @@ func Run(ctx context.Context, kc kafkaconf.Config, store Store, log *slog.Logger
 			snaps = append(snaps, s)
 		}
 		if err := write(ctx, store, snaps, log); err != nil || ctx.Err() != nil {
+			if err == nil {
+				log.Info("history writer stopped")
+			}
 			return err
 		}
 		if err := cl.CommitRecords(ctx, recs...); err != nil && ctx.Err() == nil {
