@@ -2,9 +2,15 @@ package topics
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 )
+
+// ErrInvalidSnapshot is wrapped by the errors of a snapshot that a store can never take as it
+// is (Validate fails, or a store's own check does): retrying it cannot help. The hot merge skips
+// such a snapshot (logged, counted) instead of retrying it.
+var ErrInvalidSnapshot = errors.New("invalid snapshot")
 
 // SearchStream is the name of the hot-search Top-K stream: its snapshots live in Redis under
 // hot:search:latest and in ClickHouse's topk_history with stream = 'search'.

@@ -20,6 +20,10 @@ const (
 	// HotCheckpoints keeps, per partition of the hot group, the latest checkpoint of its
 	// window state (compacted; one key per partition).
 	HotCheckpoints goka.Stream = "hot.checkpoints"
+	// HotHistory queues every published hot-search snapshot (JSON, keyed by its window end) for
+	// the history store: group HotHistoryGroup writes it to ClickHouse and commits only after
+	// the insert, so a history store that is down delays history, never the snapshots in Redis.
+	HotHistory goka.Stream = "hot.history"
 )
 
 // DefaultPartitions is the partition count of every co-partitioned topic (inputs and group
@@ -90,6 +94,9 @@ const (
 	HotGroup goka.Group = "hot"
 	// HotMergeGroup merges the partitions' partial Top-K lists per window, in its table.
 	HotMergeGroup goka.Group = "hot-merge"
+	// HotHistoryGroup writes the snapshots of HotHistory to the history store (a franz-go
+	// consumer group, not a goka processor: it keeps no state).
+	HotHistoryGroup goka.Group = "hot-history"
 )
 
 // Specs returns every topic rankstream needs, with the given partition count for the
@@ -113,6 +120,7 @@ func (n Names) Specs(partitions int) []Spec {
 		"max.message.bytes": strconv.Itoa(MaxCheckpointBytes), // written by the same producer as checkpoints
 	}})
 	specs = append(specs, Spec{Name: string(n.Loop(HotGroup)), Partitions: partitions, Configs: retention})
+	specs = append(specs, Spec{Name: string(n.Stream(HotHistory)), Partitions: partitions, Configs: retention})
 	specs = append(specs, Spec{Name: string(n.Stream(HotCheckpoints)), Partitions: partitions, Compact: true,
 		Configs: map[string]string{"cleanup.policy": "compact", "max.message.bytes": strconv.Itoa(MaxCheckpointBytes)}})
 	for _, g := range []goka.Group{StepsGroup, HotMergeGroup} {

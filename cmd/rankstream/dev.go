@@ -18,6 +18,7 @@ import (
 	"github.com/rankstream/rankstream/internal/kafkaconf"
 	"github.com/rankstream/rankstream/internal/loadgen"
 	"github.com/rankstream/rankstream/internal/query"
+	"github.com/rankstream/rankstream/processors"
 	"github.com/rankstream/rankstream/processors/steps"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"github.com/rankstream/rankstream/topics"
@@ -40,7 +41,7 @@ func runDev(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	if err != nil {
 		return exitCode(err, stderr)
 	}
-	kf, sf := &pf.kafka, pf.steps
+	kf := &pf.kafka
 
 	kafkaDir := ""
 	if *dataDir != "" {
@@ -78,7 +79,7 @@ func runDev(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	if *dataDir == "" {
 		kc.StateDir = ""
 	}
-	if _, err := kc.EnsureTopics(ctx, true); err != nil {
+	if err := ensureTopics(ctx, kc, true, log); err != nil {
 		return exitCode(err, stderr)
 	}
 	if embeddedRedis {
@@ -92,8 +93,9 @@ func runDev(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	}
 
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return runStepsPipeline(gctx, kc, sf, rdb, log) })
-	g.Go(func() error { return runHotPipeline(gctx, kc, pf.hot, rdb, nil, log) })
+	g.Go(func() error {
+		return supervise(gctx, processors.NewSupervisor(log), pipelineUnits(kc, pf, rdb, nil, log))
+	})
 	g.Go(func() error {
 		return serveHTTP(gctx, *httpAddr, query.New(qdb, log, query.WithRedisTimeout(*redisTimeout)), log, func(a net.Addr) {
 			fmt.Fprintf(stdout, "rankstream dev is running\n  Kafka (kfake):  %s\n  Redis:          %s\n  query API:      http://%s/v1/boards/steps?limit=10\n  hot search:     http://%s/v1/hot/search?k=10\n  metrics:        http://%s/metrics\n",

@@ -6,11 +6,10 @@ import (
 	"log/slog"
 
 	goredis "github.com/redis/go-redis/v9"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/rankstream/rankstream/internal/kafkaconf"
+	"github.com/rankstream/rankstream/processors/history"
 	"github.com/rankstream/rankstream/processors/hot"
-	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"github.com/rankstream/rankstream/sinks/snapshot"
 	"github.com/rankstream/rankstream/topics"
@@ -37,16 +36,32 @@ func (h *hotFlags) config(kc kafkaconf.Config, log *slog.Logger) hot.Config {
 	return c
 }
 
-// runHotPipeline runs the hot group and its merge group until ctx ends.
-func runHotPipeline(ctx context.Context, kc kafkaconf.Config, hf hotFlags, rdb goredis.UniversalClient, history *rsclickhouse.Sink, log *slog.Logger) error {
+// hotUnits returns the units of the hot-search pipeline, each run by a processors.Supervisor:
+// the hot group and its merge group, restarted independently of each other, and with a history
+// store the writer of its queue (hot.history), which the merge fills before it writes Redis.
+func hotUnits(kc kafkaconf.Config, hf hotFlags, rdb goredis.UniversalClient, store history.Store, log *slog.Logger) []unit {
 	cfg := hf.config(kc, log)
-	pub := snapshot.Publisher{Redis: rsredis.NewHotWriter(rdb), History: history}
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		return hot.Run(gctx, cfg, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(topics.HotGroup), log)...)
-	})
-	g.Go(func() error {
-		return hot.RunMerge(gctx, cfg, pub, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(topics.HotMergeGroup), log)...)
-	})
-	return g.Wait()
+	units := []unit{
+		{string(topics.HotGroup), func(ctx context.Context) error {
+			return hot.Run(ctx, cfg, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(topics.HotGroup), log)...)
+		}},
+		{string(topics.HotMergeGroup), func(ctx context.Context) error {
+			pub := snapshot.Publisher{Redis: rsredis.NewHotWriter(rdb)}
+			if store != nil {
+				q, err := history.NewQueue(kc)
+				if err != nil {
+					return err
+				}
+				defer q.Close()
+				pub.History = q
+			}
+			return hot.RunMerge(ctx, cfg, pub, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(topics.HotMergeGroup), log)...)
+		}},
+	}
+	if store != nil {
+		units = append(units, unit{string(topics.HotHistoryGroup), func(ctx context.Context) error {
+			return history.Run(ctx, kc, store, log)
+		}})
+	}
+	return units
 }

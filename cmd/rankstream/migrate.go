@@ -26,8 +26,16 @@ func (c *clickhouseFlags) register(fs *flag.FlagSet) {
 }
 
 func (c *clickhouseFlags) open(ctx context.Context) (*rsclickhouse.Sink, error) {
-	return rsclickhouse.Open(ctx, c.addr, c.database,
-		rsclickhouse.WithAuth(c.user, c.password), rsclickhouse.WithTopKRetention(c.retentionDays))
+	return rsclickhouse.Open(ctx, c.addr, c.database, c.options()...)
+}
+
+// sink is open without the ping: the sink connects on its first write.
+func (c *clickhouseFlags) sink() (*rsclickhouse.Sink, error) {
+	return rsclickhouse.New(c.addr, c.database, c.options()...)
+}
+
+func (c *clickhouseFlags) options() []rsclickhouse.Option {
+	return []rsclickhouse.Option{rsclickhouse.WithAuth(c.user, c.password), rsclickhouse.WithTopKRetention(c.retentionDays)}
 }
 
 func runMigrate(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {

@@ -2,14 +2,20 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 
+	goredis "github.com/redis/go-redis/v9"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/rankstream/rankstream/internal/kafkaconf"
 	"github.com/rankstream/rankstream/internal/obs"
-	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
+	"github.com/rankstream/rankstream/processors"
+	"github.com/rankstream/rankstream/processors/history"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
+	"github.com/rankstream/rankstream/sinks/snapshot"
+	"github.com/rankstream/rankstream/topics"
 )
 
 func runProcess(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer) int {
@@ -23,38 +29,53 @@ func runProcess(ctx context.Context, args []string, _ io.Reader, _, stderr io.Wr
 	createTopics := fs.Bool("create-topics", true, "create missing topics at start (otherwise only verify them)")
 	var cf clickhouseFlags
 	cf.register(fs)
-	history := fs.Bool("history", false, "also write every hot-search snapshot to ClickHouse's topk_history (run `rankstream migrate` first)")
+	withHistory := fs.Bool("history", false, "also write every hot-search snapshot to ClickHouse's topk_history (run `rankstream migrate` first), through the topic hot.history and group hot-history: a ClickHouse that is down delays history, never the processors")
 	log, err := pf.log.parse(fs, args, stderr)
 	if err != nil {
 		return exitCode(err, stderr)
 	}
-	kf, sf := &pf.kafka, pf.steps
+	kf := &pf.kafka
 
 	kc := kf.config(*stateDir)
-	if _, err := kc.EnsureTopics(ctx, *createTopics); err != nil {
-		return exitCode(err, stderr)
-	}
 	rdb, err := rsredis.Open(ctx, *redisAddr)
 	if err != nil {
 		return exitCode(err, stderr)
 	}
 	defer rdb.Close()
 
-	var hist *rsclickhouse.Sink
-	if *history {
-		if hist, err = cf.open(ctx); err != nil {
+	// The history store is not pinged: one that is down at start-up delays history (its writer
+	// retries), not the processors.
+	var store history.Store
+	if *withHistory {
+		hist, err := cf.sink()
+		if err != nil {
 			return exitCode(err, stderr)
 		}
 		defer hist.Close()
+		store = snapshot.History{Sink: hist}
 	}
 
+	sup := processors.NewSupervisor(log)
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return runStepsPipeline(gctx, kc, sf, rdb, log) })
-	g.Go(func() error { return runHotPipeline(gctx, kc, pf.hot, rdb, hist, log) })
 	g.Go(func() error {
-		mux := obs.Mux(func(ctx context.Context) error { return rdb.Ping(ctx).Err() })
+		mux := obs.Mux(func(ctx context.Context) error { return errors.Join(sup.Ready(), rdb.Ping(ctx).Err()) })
 		return serveHTTP(gctx, *httpAddr, mux, log, nil)
+	})
+	g.Go(func() error {
+		if err := ensureTopics(gctx, kc, *createTopics, log); err != nil {
+			return err
+		}
+		return supervise(gctx, sup, pipelineUnits(kc, pf, rdb, store, log))
 	})
 	log.Info("processing", "brokers", kc.Brokers, "redis", *redisAddr, slog.String("http", *httpAddr))
 	return exitCode(g.Wait(), stderr)
+}
+
+// pipelineUnits returns the units of every processor: steps with its Redis sink, hot,
+// hot-merge and, with a history store, hot-history.
+func pipelineUnits(kc kafkaconf.Config, pf pipelineFlags, rdb goredis.UniversalClient, store history.Store, log *slog.Logger) []unit {
+	steps := unit{string(topics.StepsGroup), func(ctx context.Context) error {
+		return runStepsPipeline(ctx, kc, pf.steps, rdb, log)
+	}}
+	return append([]unit{steps}, hotUnits(kc, pf.hot, rdb, store, log)...)
 }

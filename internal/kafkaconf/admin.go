@@ -35,9 +35,13 @@ type TopicResult struct {
 // a way that breaks rankstream (partition count, compaction).
 var ErrTopicMismatch = errors.New("kafka: topic does not match its spec")
 
-// EnsureTopics creates every topic rankstream needs (topics.Names.Specs) and verifies the ones
-// that exist: partition counts (co-partitioning depends on them) and compaction of tables.
-// With create=false it only verifies.
+// EnsureTopics creates every topic rankstream needs (topics.Names.Specs), waits until each one
+// is in the brokers' metadata with all its partitions led, and verifies them: partition counts
+// (co-partitioning depends on them) and compaction of tables. With create=false it only
+// verifies. Instances started at the same moment may race to create a topic: one of them
+// creates it, the others get TopicAlreadyExists, which is fine; every one of them then waits
+// for the topic and verifies it, so none starts a processor on a topic its broker does not
+// know yet. Only a mismatch (ErrTopicMismatch) means that retrying cannot help.
 func (c Config) EnsureTopics(ctx context.Context, create bool) ([]TopicResult, error) {
 	// Fresh metadata on every request: the wait for created topics polls it.
 	cl, err := c.Client(kgo.MetadataMinAge(10 * time.Millisecond))
@@ -48,77 +52,91 @@ func (c Config) EnsureTopics(ctx context.Context, create bool) ([]TopicResult, e
 	adm := kadm.NewClient(cl)
 
 	specs := c.Names.Specs(c.partitions())
-	names := make([]string, len(specs))
-	for i, s := range specs {
-		names[i] = s.Name
-	}
 	// All topics, not the named ones: asking for missing topics by name makes the client wait
 	// for them to appear.
 	details, err := adm.ListTopics(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: list topics: %w", err)
 	}
-	configs, err := adm.DescribeTopicConfigs(ctx, names...)
-	if err != nil && !errors.Is(err, kerr.UnknownTopicOrPartition) {
-		return nil, fmt.Errorf("kafka: describe topic configs: %w", err)
+	results := make([]TopicResult, len(specs))
+	var missing []string
+	fresh := map[string]bool{} // created now, by this call or another instance's
+	for i, s := range specs {
+		results[i].Name = s.Name
+		if d, ok := details[s.Name]; ok && d.Err == nil {
+			continue
+		}
+		fresh[s.Name] = true
+		if !create {
+			results[i].Problem = "missing"
+			missing = append(missing, s.Name+": missing")
+			continue
+		}
+		resp, err := adm.CreateTopic(ctx, int32(s.Partitions), int16(c.replication()), ptrs(s.Configs), s.Name)
+		if err == nil {
+			err = resp.Err
+		}
+		if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+			return results, fmt.Errorf("kafka: create topic %s: %w", s.Name, err)
+		}
+		results[i].Created = err == nil
 	}
-
-	var results []TopicResult
+	if len(missing) > 0 {
+		return results, fmt.Errorf("%w: %s", ErrTopicMismatch, strings.Join(missing, "; "))
+	}
+	if details, err = waitVisible(ctx, adm, specs, fresh); err != nil {
+		return results, err
+	}
+	names := make([]string, len(specs))
+	for i, s := range specs {
+		names[i] = s.Name
+	}
+	configs, err := adm.DescribeTopicConfigs(ctx, names...)
+	if err != nil {
+		return results, fmt.Errorf("kafka: describe topic configs: %w", err)
+	}
 	var problems []string
-	for _, s := range specs {
-		r := TopicResult{Name: s.Name}
-		d, exists := details[s.Name]
-		switch {
-		case exists && d.Err == nil:
-			r.Problem = verify(s, d, configs)
-		case !create:
-			r.Problem = "missing"
-		default:
-			resp, err := adm.CreateTopic(ctx, int32(s.Partitions), int16(c.replication()), ptrs(s.Configs), s.Name)
-			if err == nil {
-				err = resp.Err
-			}
-			if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
-				return results, fmt.Errorf("kafka: create topic %s: %w", s.Name, err)
-			}
-			r.Created = err == nil
+	for i, s := range specs {
+		if results[i].Problem = verify(s, details[s.Name], configs); results[i].Problem != "" {
+			problems = append(problems, s.Name+": "+results[i].Problem)
 		}
-		if r.Problem != "" {
-			problems = append(problems, s.Name+": "+r.Problem)
-		}
-		results = append(results, r)
 	}
 	if len(problems) > 0 {
 		return results, fmt.Errorf("%w: %s", ErrTopicMismatch, strings.Join(problems, "; "))
 	}
-	return results, waitVisible(ctx, adm, specs, results)
+	return results, nil
 }
 
-// waitVisible waits until the topics just created are in the brokers' metadata with all their
-// partitions: creation returns before every broker knows the topic, and a processor or a
-// verification started right after would not find it.
-func waitVisible(ctx context.Context, adm *kadm.Client, specs []topics.Spec, results []TopicResult) error {
-	want := map[string]int{}
-	for i, r := range results {
-		if r.Created {
-			want[r.Name] = specs[i].Partitions
-		}
-	}
-	if len(want) == 0 {
-		return nil
-	}
-	return retry(ctx, func() error {
-		details, err := adm.ListTopics(ctx)
-		if err != nil {
+// waitVisible waits until every topic of specs is in the brokers' metadata, each partition with
+// a leader, the fresh ones (just created) with all the partitions of their spec, and returns
+// the details: creation returns before every broker knows the topic (also to an instance whose
+// creation failed with TopicAlreadyExists because another one was faster), and a processor
+// started before that would not find it. The partition count of a topic that existed before is
+// final: verify reports a difference.
+func waitVisible(ctx context.Context, adm *kadm.Client, specs []topics.Spec, fresh map[string]bool) (kadm.TopicDetails, error) {
+	var details kadm.TopicDetails
+	err := retry(ctx, func() error {
+		var err error
+		if details, err = adm.ListTopics(ctx); err != nil {
 			return err
 		}
-		for n, p := range want {
-			if d, ok := details[n]; !ok || d.Err != nil || len(d.Partitions) != p {
-				return fmt.Errorf("%w: topic %s not yet visible", errNotYet, n)
+		for _, s := range specs {
+			d, ok := details[s.Name]
+			if !ok || d.Err != nil {
+				return fmt.Errorf("%w: topic %s not yet visible", errNotYet, s.Name)
+			}
+			if fresh[s.Name] && len(d.Partitions) < s.Partitions {
+				return fmt.Errorf("%w: topic %s has %d of %d partitions", errNotYet, s.Name, len(d.Partitions), s.Partitions)
+			}
+			for _, p := range d.Partitions {
+				if p.Err != nil || p.Leader < 0 {
+					return fmt.Errorf("%w: topic %s partition %d has no leader yet", errNotYet, s.Name, p.Partition)
+				}
 			}
 		}
 		return nil
 	})
+	return details, err
 }
 
 // errNotYet marks a condition that settles by itself; retry waits for it.

@@ -67,8 +67,13 @@ func (c Config) clientID() string {
 	return "rankstream"
 }
 
+// topicManager configures goka's topic manager, which every processor asks for its loop topic
+// and group table when it is built: never to create them (EnsureTopics creates, waits for
+// and verifies every topic; goka's manager, racing with another instance's EnsureTopics,
+// failed with "topic already exists"), only to check that they exist.
 func (c Config) topicManager() *goka.TopicManagerConfig {
 	tm := goka.NewTopicManagerConfig()
+	tm.NoCreate = true
 	tm.Table.Replication = c.replication()
 	tm.Stream.Replication = c.replication()
 	tm.Stream.Retention = topics.DefaultStreamRetention

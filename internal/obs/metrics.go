@@ -23,6 +23,18 @@ var (
 	ConsumerLag = promauto.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "rankstream_consumer_lag", Help: "Records behind the high-water mark, summed over the partitions this instance owns.",
 	}, []string{"group"})
+	ProcessorUp = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "rankstream_processor_up", Help: "1 while a supervised unit (a goka processor with what belongs to it) runs, 0 while it waits to be restarted.",
+	}, []string{"unit"})
+	ProcessorRestarts = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "rankstream_processor_restarts_total", Help: "Restarts of a supervised unit after it failed (a broker gone, a store that failed), by unit.",
+	}, []string{"unit"})
+	HistorySkipped = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "rankstream_history_skipped_total", Help: "Snapshots of a history queue the history store can never take (undecodable or invalid rows), skipped and logged, by topic.",
+	}, []string{"topic"})
+	HotSnapshotsRejected = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "rankstream_hot_snapshots_rejected_total", Help: "Merged hot-search snapshots that failed validation and were not published (logged; their partials stay in the merge table).",
+	})
 	SinkWriteSeconds = promauto.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "rankstream_sink_write_seconds", Help: "Latency of one sink flush (one pipeline or batch).",
 		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),

@@ -22,6 +22,7 @@ import (
 	"github.com/rankstream/rankstream/internal/loadgen"
 	"github.com/rankstream/rankstream/internal/rank"
 	"github.com/rankstream/rankstream/internal/testenv"
+	"github.com/rankstream/rankstream/processors/history"
 	"github.com/rankstream/rankstream/processors/hot"
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
@@ -251,11 +252,20 @@ func (p *hotPipeline) produceErr(ctx context.Context, pc loadgen.ProduceConfig, 
 }
 
 // start runs the hot group (with hotOpts added to its options) and the merge group, publishing
-// to ClickHouse then Redis, as cmd/rankstream's runHotPipeline does, until the benchmark ends.
+// to Redis and, through hot.history and its writer, ClickHouse, as `rankstream process
+// --history` does, until the benchmark ends.
 func (p *hotPipeline) start(hotOpts ...goka.ProcessorOption) {
 	ctx, cancel := context.WithCancel(context.Background())
-	pub := snapshot.Publisher{Redis: rsredis.NewHotWriter(p.rdb), History: p.history}
+	queue, err := history.NewQueue(p.kc)
+	if err != nil {
+		p.b.Fatal(err)
+	}
+	pub := snapshot.Publisher{Redis: rsredis.NewHotWriter(p.rdb), History: queue}
 	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		defer queue.Close()
+		return history.Run(gctx, p.kc, snapshot.History{Sink: p.history}, p.cfg.Log)
+	})
 	g.Go(func() error {
 		opts := append(p.kc.ProcessorOptions(p.kc.Names.Group(topics.HotGroup), p.cfg.Log), hotOpts...)
 		return hot.Run(gctx, p.cfg, p.kc.Brokers, opts...)

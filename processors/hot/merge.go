@@ -3,6 +3,7 @@ package hot
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/lovoo/goka"
 
+	"github.com/rankstream/rankstream/internal/obs"
+	"github.com/rankstream/rankstream/processors"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -95,22 +98,11 @@ func RunMerge(ctx context.Context, cfg Config, pub Publisher, brokers []string, 
 	if err != nil {
 		return fmt.Errorf("hot merge: %w", err)
 	}
-	// The processor stops only after the sweeper: a VisitAll that starts while goka stops a
-	// partition can send on the partition's closed visit channel (goka v1.1.16,
-	// PartitionProcessor.VisitValues) and panic.
-	procCtx, stopProc := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopProc()
-	sweepCtx, stopSweep := context.WithCancel(ctx)
-	swept := make(chan struct{})
-	go func() {
-		defer close(swept)
-		defer stopProc()
-		runSweeper(sweepCtx, proc, sweepEvery(cfg.MergeWait), cfg.Log)
-	}()
-	err = proc.Run(procCtx)
-	stopSweep()
-	<-swept
-	if err != nil {
+	// The processor stops only after the sweeper (processors.Run's shutdown order): a VisitAll
+	// that starts while goka stops a partition can send on the partition's closed visit channel
+	// (goka v1.1.16, PartitionProcessor.VisitValues) and panic.
+	sweep := func(ctx context.Context) { runSweeper(ctx, proc, sweepEvery(cfg.MergeWait), cfg.Log) }
+	if err := processors.Run(ctx, proc, cfg.Names.Group(topics.HotMergeGroup), cfg.Log, sweep); err != nil {
 		return fmt.Errorf("hot merge: %w", err)
 	}
 	return nil
@@ -181,9 +173,12 @@ func state(ctx goka.Context) *pending {
 }
 
 // publish publishes st's snapshot, retrying with backoff until it is stored, and records the
-// publication in st. It returns false, leaving st unpublished, only when the partition stops
-// (shutdown, rebalance): the state is kept as due, and whoever owns the partition next
-// publishes it. The record is committed only after, so nothing is lost while a store is down.
+// publication in st. A snapshot that fails with topics.ErrInvalidSnapshot (no store could ever
+// take it) is not retried: it is logged, counted (rankstream_hot_snapshots_rejected_total) and
+// recorded as rejected, its partials kept in the table for inspection. publish returns false,
+// leaving st unchanged, only when the partition stops (shutdown, rebalance): the state is kept
+// as due, and whoever owns the partition next publishes it. The record is committed only
+// after, so nothing is lost while a store is down.
 func (m *merger) publish(ctx goka.Context, st *pending, now time.Time) bool {
 	snap := m.rules.snapshot(st, now)
 	if len(snap.MissingPartitions) > 0 {
@@ -193,11 +188,17 @@ func (m *merger) publish(ctx goka.Context, st *pending, now time.Time) bool {
 	wait := 50 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		err := m.pub.Publish(ctx.Context(), snap)
-		if err == nil {
+		switch {
+		case err == nil:
 			m.rules.published(st, now)
 			return true
-		}
-		if ctx.Context().Err() != nil {
+		case errors.Is(err, topics.ErrInvalidSnapshot):
+			obs.HotSnapshotsRejected.Inc()
+			m.log.Error("hot merge: invalid snapshot not published (its partials stay in the merge table)",
+				"window_end", snap.WindowEnd, "partitions", st.Reported, "err", err)
+			m.rules.rejected(st, now, err.Error())
+			return true
+		case ctx.Context().Err() != nil:
 			return false // revoked or stopping: the window stays due in the table
 		}
 		m.log.Warn("hot merge: publish failed, retrying", "attempt", attempt, "window_end", snap.WindowEnd, "err", err)

@@ -18,6 +18,7 @@ import (
 	"github.com/rankstream/rankstream/internal/kafkaconf"
 	"github.com/rankstream/rankstream/internal/rank"
 	"github.com/rankstream/rankstream/internal/testenv"
+	"github.com/rankstream/rankstream/processors/history"
 	"github.com/rankstream/rankstream/processors/hot"
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
@@ -46,16 +47,24 @@ func TestMergeWaitsThenPublishesMissingPartitions(t *testing.T) {
 
 		log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 		cfg := hot.Config{Names: kc.Names, Partitions: partitions, K: 10, MergeWait: wait, Log: log}
-		pub := snapshot.Publisher{Redis: rsredis.NewHotWriter(rdb), History: sink}
+		queue, err := history.NewQueue(kc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(queue.Close)
+		pub := snapshot.Publisher{Redis: rsredis.NewHotWriter(rdb), History: queue}
 		runCtx, stop := context.WithCancel(ctx)
-		done := make(chan error, 1)
+		done := make(chan error, 2)
 		go func() {
 			done <- hot.RunMerge(runCtx, cfg, pub, brokers, kc.ProcessorOptions(kc.Names.Group(topics.HotMergeGroup), log)...)
 		}()
+		go func() { done <- history.Run(runCtx, kc, snapshot.History{Sink: sink}, log) }()
 		t.Cleanup(func() {
 			stop()
-			if err := <-done; err != nil {
-				t.Errorf("RunMerge: %v", err)
+			for range 2 {
+				if err := <-done; err != nil {
+					t.Errorf("RunMerge or history.Run: %v", err)
+				}
 			}
 		})
 
@@ -94,9 +103,7 @@ func TestMergeWaitsThenPublishesMissingPartitions(t *testing.T) {
 		if got := itemNames(s1); got != "p3 p2 p1 p0" {
 			t.Fatalf("window 1: items %s", got)
 		}
-		if got := finalRows(t, conn, w1); got != "missing 0: p3 p2 p1 p0" {
-			t.Fatalf("window 1 in ClickHouse: %s", got)
-		}
+		waitRows(t, conn, w1, "missing 0: p3 p2 p1 p0", "window 1 in ClickHouse")
 
 		// (ii) partition 2 does not report: after the wait, a snapshot without it.
 		sent := time.Now()
@@ -105,18 +112,14 @@ func TestMergeWaitsThenPublishesMissingPartitions(t *testing.T) {
 		if waited := time.Since(sent); waited < wait {
 			t.Fatalf("published without partition 2 after %s, before the wait of %s", waited, wait)
 		}
-		if got := finalRows(t, conn, w2); got != "missing 1: p3 p1 p0" {
-			t.Fatalf("window 2 in ClickHouse after the wait: %s", got)
-		}
+		waitRows(t, conn, w2, "missing 1: p3 p1 p0", "window 2 in ClickHouse after the wait")
 		// Its late partial republishes it complete.
 		send(w2, 2)
 		s2 := latestIs(w2, "[]")
 		if got := itemNames(s2); got != "p3 p2 p1 p0" {
 			t.Fatalf("window 2 complete: items %s", got)
 		}
-		if got := finalRows(t, conn, w2); got != "missing 0: p3 p2 p1 p0" {
-			t.Fatalf("window 2 in ClickHouse after the late partial: %s", got)
-		}
+		waitRows(t, conn, w2, "missing 0: p3 p2 p1 p0", "window 2 in ClickHouse after the late partial")
 
 		// (iii) partials sent again for both complete windows: nothing is published, neither
 		// now nor after the wait (no entry waits for the other partitions again).
@@ -125,6 +128,7 @@ func TestMergeWaitsThenPublishesMissingPartitions(t *testing.T) {
 		send(w2, 2, 3)
 		processed(t, ctx, cl, kc.Names.Group(topics.HotMergeGroup), partialsTopic)
 		time.Sleep(wait + 500*time.Millisecond) // the wait and two sweeps (every wait/4)
+		processed(t, ctx, cl, kc.Names.Group(topics.HotHistoryGroup), string(kc.Names.Stream(topics.HotHistory)))
 		if got := countRows(t, conn); got != rows {
 			t.Fatalf("partials sent again added rows to topk_history: %d, before %d", got, rows)
 		}
@@ -172,6 +176,16 @@ func finalRows(t *testing.T, conn driver.Conn, end int64) string {
 	return out
 }
 
+// waitRows waits until finalRows of the window ending at end is want.
+func waitRows(t *testing.T, conn driver.Conn, end int64, want, what string) {
+	t.Helper()
+	got := ""
+	testenv.WaitFor(t, 30*time.Second, what+": "+want, func() bool {
+		got = finalRows(t, conn, end)
+		return got == want
+	})
+}
+
 // processed waits until group has committed every record of topic.
 func processed(t *testing.T, ctx context.Context, cl *kgo.Client, group goka.Group, topic string) {
 	t.Helper()
@@ -204,4 +218,59 @@ func countRows(t *testing.T, conn driver.Conn) uint64 {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestMergeSkipsInvalidSnapshot: a window whose merged snapshot is invalid (here an item whose
+// error is above its count) is logged, counted and skipped, not retried forever: the next
+// window, on the same (single) partition, is published.
+func TestMergeSkipsInvalidSnapshot(t *testing.T) {
+	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
+		const partitions = 1
+		kc := kafkaconf.Config{Brokers: brokers, Partitions: partitions, Names: topics.Names{Prefix: testenv.UniqueName(t, "invalid") + "."}}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if _, err := kc.EnsureTopics(ctx, true); err != nil {
+			t.Fatal(err)
+		}
+		rdb := testenv.Redis(t)
+		log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		cfg := hot.Config{Names: kc.Names, Partitions: partitions, K: 10, MergeWait: time.Second, Log: log}
+		pub := snapshot.Publisher{Redis: rsredis.NewHotWriter(rdb)}
+		runCtx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() {
+			done <- hot.RunMerge(runCtx, cfg, pub, brokers, kc.ProcessorOptions(kc.Names.Group(topics.HotMergeGroup), log)...)
+		}()
+		defer func() {
+			stop()
+			if err := <-done; err != nil {
+				t.Errorf("RunMerge: %v", err)
+			}
+		}()
+		cl, err := kc.Client()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		start := time.Now().Truncate(time.Second).Add(-time.Minute)
+		w1, w2 := start.UnixMilli(), start.Add(5*time.Second).UnixMilli()
+		for _, end := range []int64{w1, w2} {
+			for p := range int32(partitions) {
+				part := mergePartial(end, p)
+				if end == w1 {
+					part.Items[0].Error = part.Items[0].Count + 1 // no true count can lie in [count - error, count]
+				}
+				v, _ := json.Marshal(part)
+				rec := &kgo.Record{Topic: string(kc.Names.Stream(topics.HotPartials)), Key: []byte(strconv.FormatInt(end, 10)), Value: v}
+				if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		testenv.WaitFor(t, time.Minute, "the window after the invalid one in Redis", func() bool {
+			var s topics.TopKSnapshot
+			b, err := rdb.Get(ctx, rank.HotKey(topics.SearchStream)).Bytes()
+			return err == nil && json.Unmarshal(b, &s) == nil && s.WindowEnd.UnixMilli() == w2
+		})
+	})
 }

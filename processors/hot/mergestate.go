@@ -24,6 +24,10 @@ type pending struct {
 	// PublishedMs when (wall clock, Unix ms) it was published.
 	Published   int   `json:"published"`
 	PublishedMs int64 `json:"published_ms"`
+	// Rejected says why the last snapshot due was invalid (no store could ever take it), ""
+	// otherwise. A rejected window is not due again until another partition reports; its
+	// partials stay for inspection for rejectedTTL.
+	Rejected string `json:"rejected,omitempty"`
 }
 
 // upgrade fills what a state written before Reported existed lacks (it held only partials).
@@ -56,6 +60,10 @@ type mergeRules struct {
 // partials after a crash within its recovery time, well under this.
 const mergeTTL = 10 * time.Minute
 
+// rejectedTTL is how long the merge keeps the entry of a window whose snapshot was rejected as
+// invalid (wall clock, from the rejection), with its partials, for inspection.
+const rejectedTTL = 24 * time.Hour
+
 // onPartial adds partial p, arrived at now, to st (nil for a window not seen yet). It returns
 // the state to keep, whether it changed, and whether it is due for publication (then
 // publish snapshot(next, now) and, once stored, call published). A partial of a partition
@@ -80,7 +88,11 @@ func (r mergeRules) onTick(st *pending, now time.Time) (due, expired bool) {
 	if r.due(st, now) {
 		return true, false
 	}
-	return false, st.Published == len(st.Reported) && !now.Before(time.UnixMilli(st.PublishedMs).Add(r.ttl))
+	ttl := r.ttl
+	if st.Rejected != "" {
+		ttl = max(ttl, rejectedTTL)
+	}
+	return false, st.Published == len(st.Reported) && !now.Before(time.UnixMilli(st.PublishedMs).Add(ttl))
 }
 
 // due tells whether st has partitions the last publication lacked and is complete or waited
@@ -137,8 +149,14 @@ func (r mergeRules) missing(st *pending) []int32 {
 
 // published records that snapshot(st, now) was stored; a complete window drops its item lists.
 func (r mergeRules) published(st *pending, now time.Time) {
-	st.Published, st.PublishedMs = len(st.Reported), now.UnixMilli()
+	st.Published, st.PublishedMs, st.Rejected = len(st.Reported), now.UnixMilli(), ""
 	if r.complete(st) {
 		st.Partials = nil
 	}
+}
+
+// rejected records that snapshot(st, now) is invalid (reason): the window is not due again
+// until another partition reports, and keeps its partials.
+func (r mergeRules) rejected(st *pending, now time.Time, reason string) {
+	st.Published, st.PublishedMs, st.Rejected = len(st.Reported), now.UnixMilli(), reason
 }

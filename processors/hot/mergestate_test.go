@@ -172,3 +172,35 @@ func TestSweepEvery(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeRejectedWindow: a window whose snapshot was rejected as invalid is not due again
+// (no retry), keeps its partials, is due again when another partition reports, and its entry
+// expires after rejectedTTL instead of mergeTTL.
+func TestMergeRejectedWindow(t *testing.T) {
+	r := mergeRules{partitions: 3, k: 10, wait: time.Second, ttl: mergeTTL, started: mergeT0.Add(-time.Hour)}
+	st, _, _ := r.onPartial(nil, testPartial(0), mergeT0)
+	st, _, _ = r.onPartial(st, testPartial(1), mergeT0)
+	if due, _ := r.onTick(st, mergeT0.Add(time.Second)); !due {
+		t.Fatal("window missing a partition not due after the wait")
+	}
+	r.rejected(st, mergeT0.Add(time.Second), "invalid snapshot: test")
+	for _, at := range []time.Duration{time.Second, time.Minute, mergeTTL + time.Minute} {
+		if due, expired := r.onTick(st, mergeT0.Add(at)); due || expired {
+			t.Fatalf("rejected window at +%s: due %v, expired %v; want neither", at, due, expired)
+		}
+	}
+	if len(st.Partials) != 2 {
+		t.Fatalf("rejected window keeps %d partials, want 2", len(st.Partials))
+	}
+	if _, expired := r.onTick(st, mergeT0.Add(time.Second+rejectedTTL)); !expired {
+		t.Fatal("rejected window not expired after rejectedTTL")
+	}
+	st, changed, due := r.onPartial(st, testPartial(2), mergeT0.Add(2*time.Second))
+	if !changed || !due {
+		t.Fatalf("the last partition of a rejected window: changed %v, due %v; want both", changed, due)
+	}
+	r.published(st, mergeT0.Add(2*time.Second))
+	if st.Rejected != "" || st.Partials != nil {
+		t.Fatalf("published after a rejection: rejected %q, %d partials", st.Rejected, len(st.Partials))
+	}
+}

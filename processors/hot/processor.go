@@ -185,7 +185,7 @@ func Run(ctx context.Context, cfg Config, brokers []string, opts ...goka.Process
 	if err != nil {
 		return fmt.Errorf("hot processor: %w", err)
 	}
-	if err := proc.Run(ctx); err != nil {
+	if err := processors.Run(ctx, proc, cfg.Names.Group(topics.HotGroup), p.cfg.Log); err != nil {
 		return fmt.Errorf("hot processor: %w", err)
 	}
 	return nil

@@ -69,9 +69,7 @@ func Run(ctx context.Context, cfg Config, brokers []string, opts ...goka.Process
 	if err != nil {
 		return fmt.Errorf("steps processor: %w", err)
 	}
-	go reportLag(ctx, proc, string(cfg.Names.Group(Group)))
-	cfg.Log.Info("steps processor starting", "group", cfg.Names.Group(Group), "brokers", brokers)
-	if err := proc.Run(ctx); err != nil {
+	if err := processors.Run(ctx, proc, cfg.Names.Group(Group), cfg.Log); err != nil {
 		return fmt.Errorf("steps processor: %w", err)
 	}
 	return nil
@@ -115,23 +113,4 @@ func state(ctx goka.Context) *State {
 		return s
 	}
 	return new(State)
-}
-
-func reportLag(ctx context.Context, proc *goka.Processor, group string) {
-	t := time.NewTicker(5 * time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		var lag int64
-		for _, p := range proc.Stats().Group {
-			for _, in := range p.Input {
-				lag += in.OffsetLag
-			}
-		}
-		obs.ConsumerLag.WithLabelValues(group).Set(float64(lag))
-	}
 }

@@ -59,6 +59,21 @@ func (c *config) validate(database string) error {
 // it. The database need not exist yet: Migrate creates it. Statements name the database
 // explicitly, so the connection's default database does not matter.
 func Open(ctx context.Context, addr, database string, opts ...Option) (*Sink, error) {
+	s, err := New(addr, database, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.conn.Ping(ctx); err != nil {
+		s.conn.Close()
+		return nil, fmt.Errorf("clickhouse sink: ping %s: %w", addr, err)
+	}
+	return s, nil
+}
+
+// New is Open without the ping: it connects on the first write, so a server that is down
+// fails that write (IsRetryable), not New. For a process that must start while the history
+// store is down.
+func New(addr, database string, opts ...Option) (*Sink, error) {
 	cfg := config{user: "default", retentionDays: DefaultTopKRetentionDays}
 	for _, o := range opts {
 		o(&cfg)
@@ -74,10 +89,6 @@ func Open(ctx context.Context, addr, database string, opts ...Option) (*Sink, er
 	})
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse sink: open %s: %w", addr, err)
-	}
-	if err := conn.Ping(ctx); err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("clickhouse sink: ping %s: %w", addr, err)
 	}
 	return &Sink{conn: conn, database: database, cfg: cfg}, nil
 }

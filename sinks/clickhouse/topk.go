@@ -69,6 +69,10 @@ func (s *Sink) WriteTopK(ctx context.Context, rows []TopKRow) error {
 	return write(ctx, s, &topkHistory, rows, checkTopK, appendTopK)
 }
 
+// Check returns the error WriteTopK would fail with for r (wrapping ErrInvalidRow), nil when it
+// can be stored.
+func (r *TopKRow) Check() error { return checkTopK(r) }
+
 func checkTopK(r *TopKRow) error {
 	switch {
 	case r.Stream == "":

@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -15,8 +14,8 @@ import (
 )
 
 // ErrInvalidSnapshot is wrapped by Write's errors for a snapshot that fails
-// topics.TopKSnapshot.Validate: retrying it cannot help.
-var ErrInvalidSnapshot = errors.New("redis hot sink: invalid snapshot")
+// topics.TopKSnapshot.Validate: retrying it cannot help. It is topics.ErrInvalidSnapshot.
+var ErrInvalidSnapshot = topics.ErrInvalidSnapshot
 
 // publishHot replaces a stream's latest snapshot, KEYS[1] (String, the snapshot's JSON) and
 // its mirror KEYS[2] (ZSET item → count), together, unless Redis holds a snapshot that is
@@ -76,7 +75,7 @@ func (w *HotWriter) Write(ctx context.Context, snap topics.TopKSnapshot) (bool, 
 		snap.Stream = topics.SearchStream
 	}
 	if err := snap.Validate(); err != nil {
-		return false, fmt.Errorf("%w: %w", ErrInvalidSnapshot, err)
+		return false, fmt.Errorf("redis hot sink: %w: %w", ErrInvalidSnapshot, err)
 	}
 	body, err := snap.MarshalJSON()
 	if err != nil {

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/rankstream/rankstream/internal/kafkaconf"
+	"github.com/rankstream/rankstream/processors"
+)
+
+// unit is a part of the pipeline that a processors.Supervisor runs and restarts as a whole: a
+// goka processor and what belongs to it (the steps processor and its Redis sink, say).
+type unit struct {
+	name string
+	run  func(context.Context) error
+}
+
+// supervise runs every unit under sup until ctx ends or one fails in a way a restart cannot
+// heal (processors.Permanent); the others are then stopped too.
+func supervise(ctx context.Context, sup *processors.Supervisor, units []unit) error {
+	g, gctx := errgroup.WithContext(ctx)
+	for _, u := range units {
+		g.Go(func() error { return sup.Run(gctx, u.name, u.run) })
+	}
+	return g.Wait()
+}
+
+// topicsTimeout bounds one attempt of ensureTopics.
+const topicsTimeout = 30 * time.Second
+
+// ensureTopics creates and verifies the topics (kafkaconf.Config.EnsureTopics), retrying with
+// the supervisor's backoff while the brokers cannot be reached or are not ready: a broker down
+// at start-up delays the start (each attempt logged), it does not end the process. A topic that
+// does not match its spec (or is missing with create=false) ends it.
+func ensureTopics(ctx context.Context, kc kafkaconf.Config, create bool, log *slog.Logger) error {
+	delay := processors.MinRestartDelay
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, topicsTimeout)
+		_, err := kc.EnsureTopics(actx, create)
+		cancel()
+		switch {
+		case err == nil:
+			if attempt > 1 {
+				log.Info("kafka: topics ready", "attempts", attempt)
+			}
+			return nil
+		case errors.Is(err, kafkaconf.ErrTopicMismatch), ctx.Err() != nil:
+			return err
+		}
+		log.Warn("kafka: topics not ready, retrying", "attempt", attempt, "retry_in", delay, "brokers", kc.Brokers, "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, processors.MaxRestartDelay)
+	}
+}
