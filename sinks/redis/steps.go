@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -134,8 +135,10 @@ func (w *StepsWriter) Submit(u *rank.StepUpdate, done func(error)) {
 			p = &pendingDay{}
 			w.cur.days[k] = p
 		}
-		if u.PrevRegion != "" {
-			p.left = append(p.left, u.PrevRegion)
+		for _, r := range u.Left {
+			if !slices.Contains(p.left, r) {
+				p.left = append(p.left, r)
+			}
 		}
 		if !ok || better(u, &p.u) {
 			p.u = *u

@@ -72,7 +72,7 @@ func TestStepsWriterWritesValuesAndBoards(t *testing.T) {
 		{User: "bob", Day: day, Steps: 500, ReachedMs: base + 5, Region: "eu"},
 		nil, // a dead-lettered record: nothing to write, but its ack keeps its place
 		{User: "carol", Day: day, Steps: 900, ReachedMs: base, Region: "us"},
-		{User: "alice", Day: day, Steps: 700, ReachedMs: base + 20, Region: "us", PrevRegion: "eu"},
+		{User: "alice", Day: day, Steps: 700, ReachedMs: base + 20, Region: "us", Left: []string{"eu"}},
 		// A late, smaller write (a redelivery) must not lower what readers see.
 		{User: "carol", Day: day, Steps: 100, ReachedMs: base, Region: "us"},
 	}
@@ -110,6 +110,30 @@ func TestStepsWriterWritesValuesAndBoards(t *testing.T) {
 	score := rdb.ZScore(ctx, rank.StepsGlobalBoard(day), "carol").Val()
 	if s, r := rank.DayComposite(day).Decode(score); s != 900 || r != base {
 		t.Errorf("carol's composite decodes to %d@%d", s, r)
+	}
+}
+
+// TestStepsWriterRemovesLeftRegionsOnEveryUpdate: a crash after the table stored a move but
+// before the boards were written leaves the user on the board they left; the redelivered
+// update (the same values) carries the regions left and removes them again.
+func TestStepsWriterRemovesLeftRegionsOnEveryUpdate(t *testing.T) {
+	rdb := testenv.Redis(t)
+	w := runWriter(t, rdb, rsredis.StepsOptions{Interval: 20 * time.Millisecond})
+	day := rank.Day(20261130)
+	ctx := context.Background()
+	rdb.ZAdd(ctx, rank.StepsRegionBoard("eu-west", day), goredis.Z{Score: 1, Member: "alice"}, goredis.Z{Score: 1, Member: "bob"})
+	rdb.ZAdd(ctx, rank.StepsRegionBoard("asia", day), goredis.Z{Score: 1, Member: "alice"})
+	var a acks
+	w.Submit(&rank.StepUpdate{User: "alice", Day: day, Steps: 200, ReachedMs: day.FirstInstant().UnixMilli(), Region: "us-east", Left: []string{"asia", "eu-west"}}, a.done(0))
+	waitAcks(t, &a, 1)
+	if got := rdb.ZRange(ctx, rank.StepsRegionBoard("eu-west", day), 0, -1).Val(); !equal(got, []string{"bob"}) {
+		t.Errorf("eu-west board %v, want only bob", got)
+	}
+	if n := rdb.Exists(ctx, rank.StepsRegionBoard("asia", day)).Val(); n != 0 {
+		t.Errorf("asia board still exists")
+	}
+	if got := rdb.ZRange(ctx, rank.StepsRegionBoard("us-east", day), 0, -1).Val(); !equal(got, []string{"alice"}) {
+		t.Errorf("us-east board %v", got)
 	}
 }
 
