@@ -278,10 +278,10 @@ func newRedisModel(updates []*rank.StepUpdate) redisModel {
 // midnight in UTC+14, UTC-11, UTC+8 and UTC), regions and no region, stale values, request
 // ids retried with other values, and invalid records (some reusing a valid request id).
 // ids[i] is the "user/day/request id" of a valid record, "" for an invalid one.
-func propertyStream(rng *rand.Rand, users, perUser int) (records []testRecord, ids []string, invalid int) {
+// Event times lie within 12 hours of base, and some at base - 23 h.
+func propertyStream(rng *rand.Rand, users, perUser int, base time.Time) (records []testRecord, ids []string, invalid int) {
 	zones := []string{"Pacific/Kiritimati", "Pacific/Pago_Pago", "Asia/Shanghai", "UTC"}
 	regions := []string{"", "eu", "us", "asia"}
-	base := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC) // midnight in Kiritimati
 	for u := range users {
 		user := fmt.Sprintf("user-%d", u)
 		var reqs []string
@@ -327,6 +327,16 @@ func propertyStream(rng *rand.Rand, users, perUser int) (records []testRecord, i
 	return records, ids, invalid
 }
 
+// shuffleStream permutes a propertyStream keeping each request id's first valid report first.
+func shuffleStream(rng *rand.Rand, ids []string) []int {
+	return steps.ShuffleKeepingFirsts(rng, len(ids), func(i int) string {
+		if ids[i] == "" {
+			return strconv.Itoa(i)
+		}
+		return ids[i]
+	})
+}
+
 // TestAnyOrderGivesTheSameRedis is the property of the merge: for random streams, every
 // interleaving of the records across users and every permutation within a user gives the
 // same Redis contents, as long as each request id's first valid report stays first (a
@@ -335,15 +345,11 @@ func propertyStream(rng *rand.Rand, users, perUser int) (records []testRecord, i
 func TestAnyOrderGivesTheSameRedis(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 3))
 	for trial := range 8 {
-		records, ids, invalid := propertyStream(rng, 5, 40)
+		// Near midnight in Kiritimati, a day before the records' time.
+		records, ids, invalid := propertyStream(rng, 5, 40, time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
 		var want redisModel
 		for p := range 12 {
-			order := steps.ShuffleKeepingFirsts(rng, len(records), func(i int) string {
-				if ids[i] == "" {
-					return strconv.Itoa(i)
-				}
-				return ids[i]
-			})
+			order := shuffleStream(rng, ids)
 			if p == 0 {
 				slices.Sort(order)
 			}
