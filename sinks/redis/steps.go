@@ -242,7 +242,9 @@ func (w *StepsWriter) flush(ctx context.Context) error {
 func (w *StepsWriter) fail(b *batch, err error) error {
 	w.mu.Lock()
 	w.closed = true
-	w.failed = err
+	if w.failed == nil {
+		w.failed = err
+	}
 	later := w.cur
 	w.cur = newBatch()
 	w.space.Broadcast()
