@@ -24,7 +24,9 @@ const shutdownGrace = 10 * time.Second
 
 // runStepsPipeline runs the steps processor and its Redis sink until ctx ends. The sink
 // outlives the processor: the processor waits for its in-flight records on shutdown, and
-// only the sink can complete them.
+// only the sink can complete them. If the sink could not write everything it was handed
+// (Redis down past the shutdown grace), the error says so and wraps errSinkFailed: those
+// records are not committed, and a restart must create processor and sink anew.
 func runStepsPipeline(ctx context.Context, kc kafkaconf.Config, sf stepsFlags, rdb goredis.UniversalClient, log *slog.Logger) error {
 	sink := rsredis.NewStepsWriter(rdb, rsredis.StepsOptions{Interval: sf.coalesce, MaxPending: sf.maxPending, Retention: sf.rules.Retention, Logger: log})
 	sinkCtx, stopSink := context.WithCancel(context.WithoutCancel(ctx))
@@ -35,8 +37,20 @@ func runStepsPipeline(ctx context.Context, kc kafkaconf.Config, sf stepsFlags, r
 	cfg := steps.Config{Names: kc.Names, Rules: sf.rules, Sink: sink, Log: log}
 	err := steps.Run(ctx, cfg, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(steps.Group), log)...)
 	stopSink()
-	return errors.Join(err, <-sinkDone)
+	sinkErr := <-sinkDone
+	if sinkErr == nil {
+		sinkErr = sink.Err()
+	}
+	if sinkErr != nil {
+		// %v, not %w: the cause often wraps context.Canceled (the grace ended the retries),
+		// which must not read as a normal shutdown (exit status 0).
+		return fmt.Errorf("%w: %v", errSinkFailed, errors.Join(sinkErr, err))
+	}
+	return err
 }
+
+// errSinkFailed marks a steps pipeline that stopped with records its sink did not write.
+var errSinkFailed = errors.New("steps pipeline: the redis sink did not write every record (they stay uncommitted; restart processor and sink together)")
 
 // serveHTTP serves h on addr with obs.DefaultServerLimits (timeouts, a cap on concurrent
 // requests) until ctx ends, then shuts down gracefully. started receives the bound address

@@ -22,8 +22,10 @@ type StepUpdate struct {
 	Steps     int64
 	ReachedMs int64
 	Region    string
-	// PrevRegion is the region the user left on this day, if the update moved them.
-	PrevRegion string
+	// Left are the regions the user was ranked in on this day besides Region: the user is
+	// removed from their boards (again) with every update, which a redelivery needs after a
+	// crash that came between the state's write and the boards' write.
+	Left []string
 }
 
 // HotKey is the String holding the JSON of a Top-K stream's latest snapshot, e.g.

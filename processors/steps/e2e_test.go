@@ -63,36 +63,48 @@ func newE2E(t testing.TB, brokers []string) *e2e {
 	return e
 }
 
-// start runs `rankstream process` for this run's topics and Redis database.
-func (e *e2e) start(name string) *testenv.Process {
+// start runs `rankstream process` for this run's topics and Redis database; flags override
+// the defaults of these tests (a 200 ms coalescing interval).
+func (e *e2e) start(name string, flags ...string) *testenv.Process {
 	e.t.Helper()
-	p := testenv.StartProcess(e.t, name, e.bin, "process",
+	args := append([]string{"process",
 		"--brokers", strings.Join(e.kc.Brokers, ","), "--redis", e.redisURL,
 		"--topic-prefix", e.prefix, "--partitions", "8", "--http", "127.0.0.1:0",
-		"--coalesce", "200ms", "--log-level", "warn")
+		"--coalesce", "200ms", "--log-level", "warn"}, flags...)
+	p := testenv.StartProcess(e.t, name, e.bin, args...)
 	e.processes = append(e.processes, p)
 	return p
 }
 
-// produce sends records at rate per second (0: as fast as possible) and waits for the acks.
-func (e *e2e) produce(records []testRecord, rate int) {
+// position is where a produced record landed.
+type position struct {
+	partition int32
+	offset    int64
+}
+
+// produce sends records at rate per second (0: as fast as possible), waits for the acks and
+// returns where each record landed.
+func (e *e2e) produce(records []testRecord, rate int) []position {
 	e.t.Helper()
 	topic := string(e.kc.Names.Stream(topics.StepsReported))
 	start := time.Now()
 	errs := make(chan error, 1)
+	at := make([]position, len(records))
 	for i, r := range records {
 		if rate > 0 && i%1000 == 0 {
 			if wait := time.Until(start.Add(time.Duration(i) * time.Second / time.Duration(rate))); wait > 0 {
 				time.Sleep(wait)
 			}
 		}
-		e.producer.Produce(context.Background(), &kgo.Record{Topic: topic, Key: []byte(r.key), Value: r.value}, func(_ *kgo.Record, err error) {
+		e.producer.Produce(context.Background(), &kgo.Record{Topic: topic, Key: []byte(r.key), Value: r.value}, func(r *kgo.Record, err error) {
 			if err != nil {
 				select {
 				case errs <- err:
 				default:
 				}
+				return
 			}
+			at[i] = position{r.Partition, r.Offset}
 		})
 	}
 	if err := e.producer.Flush(context.Background()); err != nil {
@@ -103,6 +115,7 @@ func (e *e2e) produce(records []testRecord, rate int) {
 		e.t.Fatalf("produce: %v", err)
 	default:
 	}
+	return at
 }
 
 // mismatches counts the step keys whose value differs from the truth, and names one.

@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
@@ -87,23 +88,31 @@ func (p *processor) process(ctx goka.Context, msg any) {
 	}
 	s := state(ctx)
 	oldest := rank.DayOf(ctx.Timestamp().Add(-p.Rules.Retention-48*time.Hour), time.UTC)
-	day, out, prev := s.Apply(Report{
+	res, err := s.Apply(Report{
 		RequestHash: xxhash.Sum64String(r.RequestID),
 		Day:         rank.DayOf(r.TS.Time, loc),
 		Steps:       r.Steps,
 		TSMs:        r.TS.Millis(),
 		Region:      r.Region,
 	}, oldest)
-	p.outcomes[out].Inc()
-	if out == Improved {
+	if err != nil {
+		processors.DeadLetter(ctx, p.dlq, value, err)
+		p.Sink.Submit(nil, done)
+		return
+	}
+	p.outcomes[res.Outcome].Inc()
+	// Write back whatever changed, a stale report's request id included: a request id merged
+	// once must change nothing afterwards, whatever its outcome was.
+	if res.Changed {
 		ctx.SetValue(s)
 	}
-	// Every valid record re-sends its day's merged value, improved or not: after a crash the
-	// table may already hold a change whose store write never happened, and the redelivered
-	// record must still write it.
+	// Every valid record re-sends its day's whole effect (value, region and the regions left),
+	// improved or not: after a crash the table may already hold a change whose store write
+	// never happened, and the redelivered record must still write it.
+	day := res.Day
 	p.Sink.Submit(&rank.StepUpdate{
 		User: r.UserID, Day: day.Day, Steps: day.Steps, ReachedMs: day.ReachedMs,
-		Region: day.Region, PrevRegion: prev,
+		Region: day.Region, Left: slices.Clone(day.Left),
 	}, done)
 }
 

@@ -2,12 +2,17 @@ package steps_test
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/lovoo/goka"
 	"github.com/lovoo/goka/tester"
 
@@ -173,5 +178,201 @@ func TestMidnightRolloverAcrossZones(t *testing.T) {
 	}
 	if got := days("pago"); len(got) != 2 || got[20261129] != 7100 || got[20261130] != 5 {
 		t.Fatalf("pago: %v, want 7100 on Nov 29 and 5 on Nov 30", got)
+	}
+}
+
+// TestStaleReportsRequestIDIsPersisted (defect: a stale report's request id was kept in memory
+// only, so a retry of the same request id with a larger value was merged): the table value
+// after a stale report holds its request id, and the retry changes nothing.
+func TestStaleReportsRequestIDIsPersisted(t *testing.T) {
+	h := newHarness(t)
+	report := func(req string, steps int) {
+		h.consume("u1", `{"request_id":"`+req+`","user_id":"u1","steps":`+strconv.Itoa(steps)+`,"ts":"2026-11-30T10:00:00Z","tz":"UTC","region":"eu"}`)
+	}
+	report("a", 500)
+	report("b", 0) // stale
+	if s := h.state("u1"); s == nil || !slices.Contains(s.Days[0].Requests, xxhash.Sum64String("b")) {
+		t.Fatalf("the stale report's request id is not in the table: %+v", s)
+	}
+	report("b", 36_894) // a retry of the stale request with another value
+	if s := h.state("u1"); s.Days[0].Steps != 500 {
+		t.Fatalf("the retry of a stale request id was merged: %+v", s.Days[0])
+	}
+	if u := h.sink.last(); u.Steps != 500 {
+		t.Fatalf("last update %+v, want 500 steps", u)
+	}
+	// A dead-lettered record is not a merge: a valid report with its request id is merged.
+	h.consume("u1", `{"request_id":"c","user_id":"u1","steps":-3,"ts":"2026-11-30T10:00:00Z","tz":"UTC"}`)
+	report("c", 600)
+	if s := h.state("u1"); s.Days[0].Steps != 600 {
+		t.Fatalf("a valid report whose request id was dead-lettered before was not merged: %+v", s.Days[0])
+	}
+}
+
+// TestTooManyRegionsGoToTheDeadLetterTopic: a report that would move the user to a region
+// beyond MaxRegionsPerDay in one day is dead-lettered with the reason, and changes nothing.
+func TestTooManyRegionsGoToTheDeadLetterTopic(t *testing.T) {
+	h := newHarness(t)
+	for i := range steps.MaxRegionsPerDay + 1 {
+		h.consume("u1", fmt.Sprintf(`{"request_id":"r%d","user_id":"u1","steps":%d,"ts":"2026-11-30T10:00:00Z","tz":"UTC","region":"reg%d"}`, i, 10*(i+1), i))
+	}
+	hdr, _, _, ok := h.dlq.NextRawWithHeaders()
+	if !ok || !strings.Contains(string(hdr[topics.HeaderReason]), "distinct regions") {
+		t.Fatalf("no dead letter saying why (%v): %q", ok, hdr[topics.HeaderReason])
+	}
+	d := h.state("u1").Days[0]
+	if d.Steps != 10*steps.MaxRegionsPerDay || len(d.Left) != steps.MaxRegionsPerDay-1 {
+		t.Fatalf("day after the rejected report: %+v", d)
+	}
+	if u := h.sink.last(); u != nil {
+		t.Fatalf("the rejected report was written: %+v", u)
+	}
+}
+
+// redisModel is what Redis holds after the sink wrote a sequence of updates: set-if-greater
+// step keys, ZADD GT boards, ZREM from the regions left (empty boards vanish).
+type redisModel struct {
+	values map[string]int64
+	boards map[string]map[string]float64
+}
+
+func newRedisModel(updates []*rank.StepUpdate) redisModel {
+	m := redisModel{values: map[string]int64{}, boards: map[string]map[string]float64{}}
+	for _, u := range updates {
+		if u == nil {
+			continue
+		}
+		if k := rank.StepKey(u.Day, u.User); u.Steps > m.values[k] || m.values[k] == 0 {
+			m.values[k] = max(u.Steps, m.values[k])
+		}
+		score, err := rank.DayComposite(u.Day).Encode(u.Steps, u.ReachedMs)
+		if err != nil {
+			panic(err)
+		}
+		add := func(board string) {
+			if m.boards[board] == nil {
+				m.boards[board] = map[string]float64{}
+			}
+			if cur, ok := m.boards[board][u.User]; !ok || score > cur {
+				m.boards[board][u.User] = score
+			}
+		}
+		add(rank.StepsGlobalBoard(u.Day))
+		if u.Region != "" {
+			add(rank.StepsRegionBoard(u.Region, u.Day))
+		}
+		for _, l := range u.Left {
+			if l != u.Region {
+				b := rank.StepsRegionBoard(l, u.Day)
+				delete(m.boards[b], u.User)
+				if len(m.boards[b]) == 0 {
+					delete(m.boards, b)
+				}
+			}
+		}
+	}
+	return m
+}
+
+// propertyStream makes a random stream of users' reports: days across zones (instants near
+// midnight in UTC+14, UTC-11, UTC+8 and UTC), regions and no region, stale values, request
+// ids retried with other values, and invalid records (some reusing a valid request id).
+// ids[i] is the "user/day/request id" of a valid record, "" for an invalid one.
+// Event times lie within 12 hours of base, and some at base - 23 h.
+func propertyStream(rng *rand.Rand, users, perUser int, base time.Time) (records []testRecord, ids []string, invalid int) {
+	zones := []string{"Pacific/Kiritimati", "Pacific/Pago_Pago", "Asia/Shanghai", "UTC"}
+	regions := []string{"", "eu", "us", "asia"}
+	for u := range users {
+		user := fmt.Sprintf("user-%d", u)
+		var reqs []string
+		for i := range perUser {
+			req := fmt.Sprintf("r%d", i)
+			steps := rng.IntN(1000)
+			if len(reqs) > 0 && rng.IntN(4) == 0 {
+				req = reqs[rng.IntN(len(reqs))] // a retry, with other values
+			}
+			ts := base.Add(time.Duration(rng.IntN(48*60)-24*60) * time.Minute / 2).Add(time.Duration(rng.IntN(3)) * time.Millisecond)
+			if rng.IntN(8) == 0 {
+				ts = base.Add(-23 * time.Hour) // one instant: ties on value and reach time
+				steps = 900 + rng.IntN(3)
+			}
+			region := ""
+			if r := regions[rng.IntN(len(regions))]; r != "" {
+				region = `,"region":"` + r + `"`
+			}
+			value := fmt.Sprintf(`{"request_id":"%s","user_id":"%s","steps":%d,"ts":"%s","tz":"%s"%s}`,
+				req, user, steps, ts.Format(time.RFC3339Nano), zones[u%len(zones)], region)
+			loc, err := time.LoadLocation(zones[u%len(zones)])
+			if err != nil {
+				panic(err)
+			}
+			id := user + "/" + dayOf(ts, loc) + "/" + req // request ids are per user and day
+			switch rng.IntN(10) {
+			case 0:
+				value, id = strings.Replace(value, `"steps":`, `"steps":-`, 1), ""
+			case 1:
+				value, id = strings.Replace(value, zones[u%len(zones)], "Mars/Olympus", 1), ""
+			case 2:
+				value, id = value[:len(value)/2], ""
+			}
+			if id == "" {
+				invalid++
+			} else {
+				reqs = append(reqs, req)
+			}
+			records = append(records, testRecord{user, []byte(value)})
+			ids = append(ids, id)
+		}
+	}
+	return records, ids, invalid
+}
+
+// shuffleStream permutes a propertyStream keeping each request id's first valid report first.
+func shuffleStream(rng *rand.Rand, ids []string) []int {
+	return steps.ShuffleKeepingFirsts(rng, len(ids), func(i int) string {
+		if ids[i] == "" {
+			return strconv.Itoa(i)
+		}
+		return ids[i]
+	})
+}
+
+// TestAnyOrderGivesTheSameRedis is the property of the merge: for random streams, every
+// interleaving of the records across users and every permutation within a user gives the
+// same Redis contents, as long as each request id's first valid report stays first (a
+// request id is merged once: which report of it comes first is input, not order). Invalid
+// records, even those sharing a valid request id, move freely.
+func TestAnyOrderGivesTheSameRedis(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 3))
+	for trial := range 8 {
+		// Near midnight in Kiritimati, a day before the records' time.
+		records, ids, invalid := propertyStream(rng, 5, 40, time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
+		var want redisModel
+		for p := range 12 {
+			order := shuffleStream(rng, ids)
+			if p == 0 {
+				slices.Sort(order)
+			}
+			h := newHarness(t)
+			for _, i := range order {
+				h.consume(records[i].key, string(records[i].value))
+			}
+			dead := 0
+			for _, _, ok := h.dlq.Next(); ok; _, _, ok = h.dlq.Next() {
+				dead++
+			}
+			if dead != invalid {
+				t.Fatalf("trial %d: %d dead letters, want %d", trial, dead, invalid)
+			}
+			got := newRedisModel(h.sink.updates)
+			if p == 0 {
+				want = got
+				if len(want.values) == 0 || len(want.boards) < 3 {
+					t.Fatalf("trial %d: the stream gives too little to compare: %+v", trial, want)
+				}
+			} else if !reflect.DeepEqual(got, want) {
+				t.Fatalf("trial %d, permutation %d: Redis differs:\n got %+v\nwant %+v", trial, p, got, want)
+			}
+		}
 	}
 }

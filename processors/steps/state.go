@@ -10,10 +10,18 @@ import (
 )
 
 // MaxRequestsPerDay bounds the request ids remembered per user and day. Past it the oldest
-// are forgotten; a forgotten duplicate is then merged again, which changes nothing because the
-// merge (max steps, earliest reach) is idempotent. Dedup saves work; it is not what makes
-// results exact.
+// are forgotten, and a report carrying a forgotten id is merged again: with the same value it
+// changes nothing (the merge is idempotent), with another value it counts as a new report.
 const MaxRequestsPerDay = 1024
+
+// MaxRegionsPerDay bounds the distinct regions one user may be ranked in during one local day
+// (the current one and every one they left). A report that would move the user to one more
+// region is rejected with ErrTooManyRegions and goes to the dead-letter topic.
+const MaxRegionsPerDay = 16
+
+// ErrTooManyRegions rejects a report that would move a user to a region beyond
+// MaxRegionsPerDay in one day.
+var ErrTooManyRegions = fmt.Errorf("steps: more than %d distinct regions for one user and day", MaxRegionsPerDay)
 
 // DayState is a user's merged state for one local day.
 type DayState struct {
@@ -22,8 +30,15 @@ type DayState struct {
 	// ReachedMs is the earliest event time (epoch ms) of a report carrying Steps: when the
 	// user reached the day's count. It breaks ties on the boards.
 	ReachedMs int64
-	// Region is the region named by the latest report that raised the day's value.
-	Region string
+	// Region is the region named by the best report that names one (most steps, then
+	// earliest, then the smallest region name), so that it does not depend on arrival order.
+	// RegionSteps and RegionReachedMs are that report's steps and time ("" and zeros: none).
+	Region          string
+	RegionSteps     int64
+	RegionReachedMs int64
+	// Left are the regions the user was ranked in on this day besides Region, sorted: every
+	// update re-sends them so that a redelivery can remove the user from those boards.
+	Left []string
 	// Requests are hashes of the request ids merged into this day, oldest first.
 	Requests []uint64
 }
@@ -47,9 +62,9 @@ type Outcome int
 
 // Outcomes of Apply.
 const (
-	Improved  Outcome = iota // the day's value or its reach time changed
-	Duplicate                // the request id was merged before
-	Stale                    // an older or smaller value: dropped
+	Improved  Outcome = iota // the day's value, its reach time or its region changed
+	Duplicate                // the request id was merged before: nothing changed
+	Stale                    // an older or smaller value: only its request id was recorded
 )
 
 func (o Outcome) String() string {
@@ -64,53 +79,108 @@ func (o Outcome) String() string {
 	return fmt.Sprintf("Outcome(%d)", int(o))
 }
 
-// Apply merges r into the state and returns the day's state after the merge, the outcome, and
-// the region the user had on that day before, if the merge moved them to another region.
-// Days before oldest are dropped from the state first.
+// Result is what Apply did.
+type Result struct {
+	// Day is the day's state after the merge.
+	Day     DayState
+	Outcome Outcome
+	// Changed tells that the state differs from before the call (a merged report, of any
+	// outcome but Duplicate, or days pruned): it must be written back, or the request id
+	// would be forgotten.
+	Changed bool
+}
+
+// Apply merges r into the state. Days before oldest are dropped from the state first.
 //
 // Merge rule: same-day value = max(steps); among reports carrying that maximum, the earliest
-// event time is when it was reached. This is commutative and idempotent, so the result does
-// not depend on arrival order or on redelivery.
-func (s *State) Apply(r Report, oldest rank.Day) (day DayState, out Outcome, prevRegion string) {
-	s.prune(oldest)
+// event time is when it was reached. The region is that of the best report naming one. A
+// request id merged before (whatever its outcome then) changes nothing. This is commutative
+// and idempotent, so the result does not depend on arrival order or on redelivery.
+//
+// A report that would move the user to more than MaxRegionsPerDay regions in the day is not
+// merged (its request id is not recorded) and Apply returns an error wrapping
+// ErrTooManyRegions.
+func (s *State) Apply(r Report, oldest rank.Day) (Result, error) {
+	pruned := s.prune(oldest)
 	i, found := slices.BinarySearchFunc(s.Days, r.Day, func(d DayState, day rank.Day) int { return int(d.Day - day) })
 	if !found {
 		s.Days = slices.Insert(s.Days, i, DayState{Day: r.Day, Steps: -1})
 	}
 	d := &s.Days[i]
 	if slices.Contains(d.Requests, r.RequestHash) {
-		return *d, Duplicate, ""
+		return Result{Day: *d, Outcome: Duplicate, Changed: pruned}, nil
+	}
+	moves := r.Region != "" && r.Region != d.Region && regionBeats(r, d)
+	if moves && d.Region != "" && !slices.Contains(d.Left, r.Region) && len(d.Left)+2 > MaxRegionsPerDay {
+		return Result{Day: *d, Changed: pruned}, fmt.Errorf("%w: region %q on %v", ErrTooManyRegions, r.Region, r.Day)
 	}
 	if len(d.Requests) == MaxRequestsPerDay {
 		d.Requests = slices.Delete(d.Requests, 0, 1)
 	}
 	d.Requests = append(d.Requests, r.RequestHash)
-
-	switch {
-	case r.Steps > d.Steps, r.Steps == d.Steps && r.TSMs < d.ReachedMs:
+	out := Stale
+	if r.Steps > d.Steps || r.Steps == d.Steps && r.TSMs < d.ReachedMs {
 		d.Steps, d.ReachedMs = r.Steps, r.TSMs
-		if r.Region != "" && r.Region != d.Region {
-			prevRegion, d.Region = d.Region, r.Region
-		}
 		out = Improved
-	default:
-		out = Stale
 	}
-	return *d, out, prevRegion
+	if r.Region != "" && regionBeats(r, d) {
+		if moves {
+			if d.Region != "" {
+				d.Left = insertSorted(d.Left, d.Region)
+			}
+			if j, ok := slices.BinarySearch(d.Left, r.Region); ok {
+				d.Left = slices.Delete(d.Left, j, j+1)
+			}
+			d.Region = r.Region
+			out = Improved
+		}
+		d.RegionSteps, d.RegionReachedMs = r.Steps, r.TSMs
+	}
+	return Result{Day: *d, Outcome: out, Changed: true}, nil
 }
 
-func (s *State) prune(oldest rank.Day) {
+// regionBeats tells whether r names the day's region rather than the report that named it
+// so far: more steps, then earlier, then the smaller region name.
+func regionBeats(r Report, d *DayState) bool {
+	switch {
+	case d.Region == "":
+		return true
+	case r.Steps != d.RegionSteps:
+		return r.Steps > d.RegionSteps
+	case r.TSMs != d.RegionReachedMs:
+		return r.TSMs < d.RegionReachedMs
+	}
+	return r.Region < d.Region
+}
+
+func insertSorted(s []string, v string) []string {
+	i, ok := slices.BinarySearch(s, v)
+	if ok {
+		return s
+	}
+	return slices.Insert(s, i, v)
+}
+
+// prune drops the days before oldest and tells whether there were any.
+func (s *State) prune(oldest rank.Day) bool {
 	n := 0
 	for n < len(s.Days) && s.Days[n].Day < oldest {
 		n++
 	}
 	s.Days = slices.Delete(s.Days, 0, n)
+	return n > 0
 }
 
-const stateVersion = 1
+// Versions of the state's encoding. Version 1 had no region key and no regions left; it is
+// still decoded (its region counts as reached with the day's value).
+const (
+	stateVersion1 = 1
+	stateVersion  = 2
+)
 
 // MarshalBinary encodes the state: a version byte, then per day the date, steps, reach time,
-// region and request hashes, as varints (hashes fixed 8 bytes).
+// region (with its steps and reach time when not empty), the regions left and the request
+// hashes, as varints (hashes fixed 8 bytes).
 func (s *State) MarshalBinary() ([]byte, error) {
 	b := make([]byte, 0, 16+len(s.Days)*32)
 	b = append(b, stateVersion)
@@ -119,14 +189,26 @@ func (s *State) MarshalBinary() ([]byte, error) {
 		b = binary.AppendUvarint(b, uint64(d.Day))
 		b = binary.AppendVarint(b, d.Steps)
 		b = binary.AppendVarint(b, d.ReachedMs)
-		b = binary.AppendUvarint(b, uint64(len(d.Region)))
-		b = append(b, d.Region...)
+		b = appendString(b, d.Region)
+		if d.Region != "" {
+			b = binary.AppendVarint(b, d.RegionSteps)
+			b = binary.AppendVarint(b, d.RegionReachedMs)
+		}
+		b = binary.AppendUvarint(b, uint64(len(d.Left)))
+		for _, l := range d.Left {
+			b = appendString(b, l)
+		}
 		b = binary.AppendUvarint(b, uint64(len(d.Requests)))
 		for _, h := range d.Requests {
 			b = binary.LittleEndian.AppendUint64(b, h)
 		}
 	}
 	return b, nil
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
 }
 
 // ErrCorruptState is returned by UnmarshalBinary for bytes MarshalBinary did not make.
@@ -136,7 +218,8 @@ var ErrCorruptState = errors.New("steps: corrupt state")
 // the receiver.
 func (s *State) UnmarshalBinary(b []byte) error {
 	r := reader{b: b}
-	if v := r.byte(); v != stateVersion {
+	v := r.byte()
+	if v != stateVersion && v != stateVersion1 {
 		return fmt.Errorf("%w: version %d", ErrCorruptState, v)
 	}
 	n := r.uvarint(64)
@@ -146,7 +229,26 @@ func (s *State) UnmarshalBinary(b []byte) error {
 		d.Day = rank.Day(r.uvarint(99991231))
 		d.Steps = r.varint()
 		d.ReachedMs = r.varint()
-		d.Region = string(r.bytes(r.uvarint(1 << 10)))
+		d.Region = r.string()
+		switch {
+		case v == stateVersion1 && d.Region != "":
+			d.RegionSteps, d.RegionReachedMs = d.Steps, d.ReachedMs
+		case v == stateVersion && d.Region != "":
+			d.RegionSteps = r.varint()
+			d.RegionReachedMs = r.varint()
+		}
+		if v == stateVersion {
+			if nl := r.uvarint(MaxRegionsPerDay - 1); nl > 0 {
+				d.Left = make([]string, 0, nl)
+				for range nl {
+					l := r.string()
+					if l == "" || l == d.Region || len(d.Left) > 0 && l <= d.Left[len(d.Left)-1] {
+						r.fail()
+					}
+					d.Left = append(d.Left, l)
+				}
+			}
+		}
 		nr := r.uvarint(MaxRequestsPerDay)
 		d.Requests = make([]uint64, 0, nr)
 		for range nr {
@@ -201,6 +303,8 @@ func (r *reader) varint() int64 {
 	r.b = r.b[n:]
 	return v
 }
+
+func (r *reader) string() string { return string(r.bytes(r.uvarint(1 << 10))) }
 
 func (r *reader) bytes(n uint64) []byte {
 	if uint64(len(r.b)) < n {

@@ -2,7 +2,11 @@ package steps
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rankstream/rankstream/internal/rank"
@@ -11,54 +15,162 @@ import (
 func TestApplyMergeRules(t *testing.T) {
 	const day = rank.Day(20261130)
 	type step struct {
-		r        Report
-		want     Outcome
-		steps    int64
-		reached  int64
-		region   string
-		previous string
+		r       Report
+		want    Outcome
+		steps   int64
+		reached int64
+		region  string
+		left    []string
 	}
 	tests := []struct {
 		name  string
 		steps []step
 	}{
 		{"max wins and smaller values are dropped", []step{
-			{Report{1, day, 100, 1000, "eu"}, Improved, 100, 1000, "eu", ""},
-			{Report{2, day, 300, 3000, "eu"}, Improved, 300, 3000, "eu", ""},
-			{Report{3, day, 200, 2000, "eu"}, Stale, 300, 3000, "eu", ""},
-			{Report{4, day, 250, 4000, "eu"}, Stale, 300, 3000, "eu", ""},
+			{Report{1, day, 100, 1000, "eu"}, Improved, 100, 1000, "eu", nil},
+			{Report{2, day, 300, 3000, "eu"}, Improved, 300, 3000, "eu", nil},
+			{Report{3, day, 200, 2000, "eu"}, Stale, 300, 3000, "eu", nil},
+			{Report{4, day, 250, 4000, "eu"}, Stale, 300, 3000, "eu", nil},
 		}},
 		{"duplicate request ids change nothing", []step{
-			{Report{7, day, 100, 1000, ""}, Improved, 100, 1000, "", ""},
-			{Report{7, day, 900, 500, "eu"}, Duplicate, 100, 1000, "", ""},
-			{Report{7, day, 100, 1000, ""}, Duplicate, 100, 1000, "", ""},
+			{Report{7, day, 100, 1000, ""}, Improved, 100, 1000, "", nil},
+			{Report{7, day, 900, 500, "eu"}, Duplicate, 100, 1000, "", nil},
+			{Report{7, day, 100, 1000, ""}, Duplicate, 100, 1000, "", nil},
 		}},
 		{"an equal value reached earlier moves the reach time back", []step{
-			{Report{1, day, 500, 9000, ""}, Improved, 500, 9000, "", ""},
-			{Report{2, day, 500, 5000, ""}, Improved, 500, 5000, "", ""},
-			{Report{3, day, 500, 7000, ""}, Stale, 500, 5000, "", ""},
+			{Report{1, day, 500, 9000, ""}, Improved, 500, 9000, "", nil},
+			{Report{2, day, 500, 5000, ""}, Improved, 500, 5000, "", nil},
+			{Report{3, day, 500, 7000, ""}, Stale, 500, 5000, "", nil},
 		}},
 		{"zero steps start a day", []step{
-			{Report{1, day, 0, 10, ""}, Improved, 0, 10, "", ""},
+			{Report{1, day, 0, 10, ""}, Improved, 0, 10, "", nil},
 		}},
-		{"a region change reports the region left", []step{
-			{Report{1, day, 10, 10, "eu"}, Improved, 10, 10, "eu", ""},
-			{Report{2, day, 20, 20, "us"}, Improved, 20, 20, "us", "eu"},
-			{Report{3, day, 30, 30, ""}, Improved, 30, 30, "us", ""},
-			{Report{4, day, 5, 40, "asia"}, Stale, 30, 30, "us", ""},
+		{"a region change keeps the region left", []step{
+			{Report{1, day, 10, 10, "eu"}, Improved, 10, 10, "eu", nil},
+			{Report{2, day, 20, 20, "us"}, Improved, 20, 20, "us", []string{"eu"}},
+			{Report{3, day, 30, 30, ""}, Improved, 30, 30, "us", []string{"eu"}},
+			{Report{4, day, 5, 40, "asia"}, Stale, 30, 30, "us", []string{"eu"}},
+			{Report{5, day, 40, 50, "asia"}, Improved, 40, 50, "asia", []string{"eu", "us"}},
+			// Back to a region left before: it leaves the list, the one left joins it.
+			{Report{6, day, 50, 60, "eu"}, Improved, 50, 60, "eu", []string{"asia", "us"}},
+		}},
+		{"the region is the best naming report's, in any order", []step{
+			{Report{1, day, 30, 30, ""}, Improved, 30, 30, "", nil},
+			{Report{2, day, 20, 20, "us"}, Improved, 30, 30, "us", nil},
+			{Report{3, day, 10, 10, "eu"}, Stale, 30, 30, "us", nil},
+			// Equal steps and time: the smaller region name decides.
+			{Report{4, day, 20, 20, "asia"}, Improved, 30, 30, "asia", []string{"us"}},
+			{Report{5, day, 20, 20, "zz"}, Stale, 30, 30, "asia", []string{"us"}},
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var s State
 			for i, st := range tt.steps {
-				d, out, prev := s.Apply(st.r, 0)
-				if out != st.want || d.Steps != st.steps || d.ReachedMs != st.reached || d.Region != st.region || prev != st.previous {
-					t.Fatalf("step %d: got %v steps=%d reached=%d region=%q prev=%q; want %v %d %d %q %q",
-						i, out, d.Steps, d.ReachedMs, d.Region, prev, st.want, st.steps, st.reached, st.region, st.previous)
+				res, err := s.Apply(st.r, 0)
+				d := res.Day
+				if err != nil || res.Outcome != st.want || d.Steps != st.steps || d.ReachedMs != st.reached || d.Region != st.region || !slices.Equal(d.Left, st.left) {
+					t.Fatalf("step %d: got %v %v steps=%d reached=%d region=%q left=%q; want %v %d %d %q %q",
+						i, err, res.Outcome, d.Steps, d.ReachedMs, d.Region, d.Left, st.want, st.steps, st.reached, st.region, st.left)
+				}
+				if res.Changed != (st.want != Duplicate) {
+					t.Fatalf("step %d: %v with Changed=%v", i, res.Outcome, res.Changed)
 				}
 			}
 		})
+	}
+}
+
+// persisted returns the state as the group table stores it: encoded and decoded.
+func persisted(t *testing.T, s *State) *State {
+	t.Helper()
+	b, err := s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out State
+	if err := out.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	return &out
+}
+
+// TestRequestIDMergedOnceChangesNothing: a request id merged once, whatever its outcome,
+// changes nothing afterwards, also after the state went through its codec (the table); a
+// rejected report is not a merge.
+func TestRequestIDMergedOnceChangesNothing(t *testing.T) {
+	const day = rank.Day(20261130)
+	tests := []struct {
+		name   string
+		first  []Report // merged before the retry, with the id under test last
+		retry  Report
+		steps  int64
+		region string
+	}{
+		{"first improved, retry larger", []Report{{7, day, 100, 1000, "eu"}}, Report{7, day, 900, 500, "us"}, 100, "eu"},
+		{"first improved, retry smaller", []Report{{7, day, 100, 1000, "eu"}}, Report{7, day, 5, 500, "us"}, 100, "eu"},
+		{"first stale, retry larger", []Report{{1, day, 500, 1000, "eu"}, {7, day, 0, 2000, "eu"}}, Report{7, day, 36_894, 2000, "us"}, 500, "eu"},
+		{"first stale, retry earlier with the same value", []Report{{1, day, 500, 1000, "eu"}, {7, day, 500, 2000, "us"}}, Report{7, day, 500, 10, "asia"}, 500, "eu"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := new(State)
+			for _, r := range tt.first {
+				res, err := s.Apply(r, 0)
+				if err != nil || !res.Changed {
+					t.Fatalf("first reports: %+v %v", res, err)
+				}
+			}
+			s = persisted(t, s)
+			res, err := s.Apply(tt.retry, 0)
+			if err != nil || res.Outcome != Duplicate || res.Changed || res.Day.Steps != tt.steps || res.Day.Region != tt.region {
+				t.Fatalf("retry: %+v %v; want an unchanged duplicate with %d steps in %q", res, err, tt.steps, tt.region)
+			}
+		})
+	}
+	t.Run("first rejected, retry merged", func(t *testing.T) {
+		s := new(State)
+		for i := range MaxRegionsPerDay {
+			if _, err := s.Apply(Report{uint64(100 + i), day, int64(i), 1, fmt.Sprintf("r%02d", i)}, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err := s.Apply(Report{7, day, 1000, 1, "one-too-many"}, 0)
+		if !errors.Is(err, ErrTooManyRegions) || res.Changed {
+			t.Fatalf("17th region: %+v %v, want ErrTooManyRegions and no change", res, err)
+		}
+		if d := s.Days[0]; d.Steps != MaxRegionsPerDay-1 || slices.Contains(d.Requests, 7) {
+			t.Fatalf("a rejected report changed the day: %+v", d)
+		}
+		s = persisted(t, s)
+		res, err = s.Apply(Report{7, day, 1000, 1, "r03"}, 0)
+		if err != nil || res.Outcome != Improved || res.Day.Steps != 1000 || res.Day.Region != "r03" || len(res.Day.Left) != MaxRegionsPerDay-1 {
+			t.Fatalf("retry in a region already held: %+v %v", res, err)
+		}
+	})
+}
+
+func TestRegionsPerDayAreBounded(t *testing.T) {
+	const day = rank.Day(20261130)
+	var s State
+	for i := range MaxRegionsPerDay {
+		if _, err := s.Apply(Report{uint64(i), day, int64(i), 1, fmt.Sprintf("r%02d", i)}, 0); err != nil {
+			t.Fatalf("region %d of %d: %v", i+1, MaxRegionsPerDay, err)
+		}
+	}
+	if _, err := s.Apply(Report{99, day, 99, 1, "r99"}, 0); !errors.Is(err, ErrTooManyRegions) || !strings.Contains(err.Error(), `"r99"`) {
+		t.Fatalf("region %d: %v", MaxRegionsPerDay+1, err)
+	}
+	// Stale reports naming a new region and reports without one are still merged.
+	if res, err := s.Apply(Report{100, day, 1, 1, "r99"}, 0); err != nil || res.Outcome != Stale {
+		t.Fatalf("stale report in a new region: %+v %v", res, err)
+	}
+	if res, err := s.Apply(Report{101, day, 500, 1, ""}, 0); err != nil || res.Outcome != Improved || res.Day.Region != "r15" {
+		t.Fatalf("report without a region: %+v %v", res, err)
+	}
+	// Another day has its own bound.
+	if _, err := s.Apply(Report{102, day + 1, 5, 1, "r99"}, 0); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -71,8 +183,8 @@ func TestApplyKeepsDaysApartAndPrunesOldOnes(t *testing.T) {
 		t.Fatalf("days not kept in order: %+v", s.Days)
 	}
 	// The same request id on another day is another report.
-	if _, out, _ := s.Apply(Report{1, 20261130, 80, 4, ""}, 0); out != Improved {
-		t.Fatalf("request id of another day treated as %v", out)
+	if res, _ := s.Apply(Report{1, 20261130, 80, 4, ""}, 0); res.Outcome != Improved {
+		t.Fatalf("request id of another day treated as %v", res.Outcome)
 	}
 	s.Apply(Report{9, 20261130, 90, 5, ""}, 20261129)
 	if len(s.Days) != 2 || s.Days[0].Day != 20261129 {
@@ -80,33 +192,92 @@ func TestApplyKeepsDaysApartAndPrunesOldOnes(t *testing.T) {
 	}
 }
 
+// TestApplyOrderIndependence: for random reports of one user (ties, regions and no region,
+// request ids retried with other values, several days), every order that keeps each request
+// id's first merged report first gives the same days, and every region an update ever named
+// is the day's region or among the regions left (so the boards end the same).
 func TestApplyOrderIndependence(t *testing.T) {
-	reports := []Report{
-		{1, 20261130, 10, 100, "eu"}, {2, 20261130, 40, 400, "eu"}, {3, 20261130, 40, 300, "eu"},
-		{4, 20261130, 20, 200, "eu"}, {2, 20261130, 40, 400, "eu"}, {5, 20261129, 7, 1, "eu"},
-	}
-	want := map[rank.Day][2]int64{20261130: {40, 300}, 20261129: {7, 1}}
-	perm := []int{0, 1, 2, 3, 4, 5}
-	for range 50 {
-		var s State
-		for _, i := range perm {
-			s.Apply(reports[i], 0)
+	rng := rand.New(rand.NewPCG(8, 8))
+	regions := []string{"", "eu", "us", "asia", "af"}
+	for trial := range 200 {
+		var reports []Report
+		for i := range 1 + rng.IntN(30) {
+			if i > 0 && rng.IntN(4) == 0 { // a retry of an earlier id, maybe with other values
+				r := reports[rng.IntN(len(reports))]
+				r.Steps, r.TSMs, r.Region = rng.Int64N(50), rng.Int64N(5), regions[rng.IntN(len(regions))]
+				reports = append(reports, r)
+				continue
+			}
+			reports = append(reports, Report{uint64(i), 20261129 + rank.Day(rng.IntN(2)), rng.Int64N(50), rng.Int64N(5), regions[rng.IntN(len(regions))]})
 		}
-		for _, d := range s.Days {
-			if w := want[d.Day]; d.Steps != w[0] || d.ReachedMs != w[1] {
-				t.Fatalf("order %v: day %v = %d@%d, want %d@%d", perm, d.Day, d.Steps, d.ReachedMs, w[0], w[1])
+		var want []DayState
+		for p := range 20 {
+			order := shuffleKeepingFirsts(rng, len(reports), func(i int) string { return fmt.Sprint(reports[i].Day, reports[i].RequestHash) })
+			if p == 0 {
+				slices.Sort(order)
+			}
+			var s State
+			named := map[rank.Day][]string{}
+			for _, i := range order {
+				r := reports[i]
+				res := mustApply(t, &s, r)
+				named[r.Day] = append(named[r.Day], res.Day.Region)
+			}
+			got := make([]DayState, len(s.Days))
+			for i, d := range s.Days {
+				for _, r := range named[d.Day] {
+					if r != "" && r != d.Region && !slices.Contains(d.Left, r) {
+						t.Fatalf("trial %d: region %q was written but is neither the day's region nor left: %+v", trial, r, d)
+					}
+				}
+				got[i] = DayState{Day: d.Day, Steps: d.Steps, ReachedMs: d.ReachedMs, Region: d.Region, RegionSteps: d.RegionSteps, RegionReachedMs: d.RegionReachedMs}
+			}
+			if p == 0 {
+				want = got
+			} else if !reflect.DeepEqual(got, want) {
+				t.Fatalf("trial %d: order %v gives %+v, the original order %+v", trial, order, got, want)
 			}
 		}
-		// next permutation (rotate and swap: enough variety for 6 elements)
-		perm = append(perm[1:], perm[0])
-		perm[0], perm[len(perm)/2] = perm[len(perm)/2], perm[0]
 	}
+}
+
+// shuffleKeepingFirsts returns a random permutation of 0..n-1 in which, for every id, the
+// smallest index with that id comes before the other indexes with it: a request id is merged
+// once, so which report of an id comes first is part of the input, not of its order.
+func shuffleKeepingFirsts(rng *rand.Rand, n int, id func(int) string) []int {
+	out := rng.Perm(n)
+	// Swap each id's smallest index into the earliest place its id takes: both places hold
+	// the same id, so the other ids keep their places.
+	first := map[string]int{}
+	for i := n - 1; i >= 0; i-- {
+		first[id(i)] = i
+	}
+	seen := map[string]bool{}
+	for at, x := range out {
+		k := id(x)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		j := slices.Index(out, first[k])
+		out[at], out[j] = out[j], out[at]
+	}
+	return out
+}
+
+func mustApply(t *testing.T, s *State, r Report) Result {
+	t.Helper()
+	res, err := s.Apply(r, 0)
+	if err != nil {
+		t.Fatalf("Apply(%+v): %v", r, err)
+	}
+	return res
 }
 
 func TestRequestMemoryIsBounded(t *testing.T) {
 	var s State
 	for i := range MaxRequestsPerDay + 10 {
-		s.Apply(Report{uint64(i), 20261130, int64(i), 1, ""}, 0)
+		mustApply(t, &s, Report{uint64(i), 20261130, int64(i), 1, ""})
 	}
 	if n := len(s.Days[0].Requests); n != MaxRequestsPerDay {
 		t.Fatalf("%d request ids kept, want %d", n, MaxRequestsPerDay)
@@ -115,9 +286,10 @@ func TestRequestMemoryIsBounded(t *testing.T) {
 
 func TestStateBinaryRoundTrip(t *testing.T) {
 	var s State
-	s.Apply(Report{1, 20261129, 60, 2, "eu-west"}, 0)
-	s.Apply(Report{2, 20261130, 70, 3, ""}, 0)
-	s.Apply(Report{3, 20261130, 80, 4, ""}, 0)
+	mustApply(t, &s, Report{1, 20261129, 60, 2, "eu-west"})
+	mustApply(t, &s, Report{2, 20261130, 70, 3, ""})
+	mustApply(t, &s, Report{3, 20261130, 80, 4, "us-east"})
+	mustApply(t, &s, Report{4, 20261130, 90, 5, "eu-west"})
 	b, err := s.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
@@ -140,11 +312,37 @@ func TestStateBinaryRoundTrip(t *testing.T) {
 	}
 }
 
+// stateV1 is a state as version 1 of the codec wrote it: one day, 20261129, 60 steps reached
+// at 2 ms in region "eu", request hash 1.
+var stateV1 = []byte{stateVersion1, 1, 0x89, 0xd2, 0xd4, 0x09, 120, 4, 2, 'e', 'u', 1, 1, 0, 0, 0, 0, 0, 0, 0}
+
+func TestStateDecodesVersion1(t *testing.T) {
+	var s State
+	if err := s.UnmarshalBinary(stateV1); err != nil {
+		t.Fatal(err)
+	}
+	want := State{Days: []DayState{{Day: 20261129, Steps: 60, ReachedMs: 2, Region: "eu", RegionSteps: 60, RegionReachedMs: 2, Requests: []uint64{1}}}}
+	if !reflect.DeepEqual(s, want) {
+		t.Fatalf("version 1 decodes to %+v, want %+v", s, want)
+	}
+	if res, _ := s.Apply(Report{1, 20261129, 900, 1, "us"}, 0); res.Outcome != Duplicate {
+		t.Fatalf("a request id of a version 1 state is forgotten: %v", res.Outcome)
+	}
+	if res, _ := s.Apply(Report{2, 20261129, 900, 1, "us"}, 0); res.Day.Region != "us" || !slices.Equal(res.Day.Left, []string{"eu"}) {
+		t.Fatalf("moving from a version 1 region: %+v", res.Day)
+	}
+	if got := persisted(t, &s); !reflect.DeepEqual(*got, s) {
+		t.Fatalf("re-encoded as version %d: %+v, want %+v", stateVersion, got, s)
+	}
+}
+
 func FuzzStateUnmarshalBinary(f *testing.F) {
 	var s State
 	s.Apply(Report{1, 20261129, 60, 2, "eu"}, 0)
+	s.Apply(Report{2, 20261129, 70, 2, "us"}, 0)
 	b, _ := s.MarshalBinary()
 	f.Add(b)
+	f.Add(stateV1)
 	f.Add([]byte{stateVersion, 0xff, 0xff, 0xff})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var s State

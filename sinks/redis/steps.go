@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -18,6 +19,11 @@ import (
 // ErrClosed is handed to the done callbacks of updates that could not be written before the
 // writer stopped; their records are not committed and will be processed again.
 var ErrClosed = errors.New("redis sink: closed before the write succeeded")
+
+// ErrEarlierWriteFailed is handed to the done callbacks of every update submitted after a
+// write failed: acknowledging any of them would let the commit's high-water mark cover the
+// failed records.
+var ErrEarlierWriteFailed = errors.New("redis sink: an earlier write failed, nothing after it is acknowledged")
 
 // setMax stores ARGV[1] in KEYS[1] unless the key holds a larger number, and sets the key to
 // expire at ARGV[2] (unix seconds). Values only grow, so a late or repeated write never
@@ -97,6 +103,7 @@ type StepsWriter struct {
 	space  *sync.Cond // signalled when a flush frees room
 	cur    *batch
 	closed bool
+	failed error // the first failed write: once set, every done gets an error
 	kick   chan struct{}
 
 	// Metrics, resolved once: Submit runs for every record.
@@ -123,8 +130,14 @@ func (w *StepsWriter) Submit(u *rank.StepUpdate, done func(error)) {
 		w.space.Wait()
 	}
 	if w.closed {
+		err := ErrClosed
+		if w.failed != nil {
+			err = fmt.Errorf("%w: %w", ErrEarlierWriteFailed, w.failed)
+		} else {
+			w.failed = fmt.Errorf("redis sink: record submitted after the writer stopped: %w", ErrClosed)
+		}
 		w.mu.Unlock()
-		done(ErrClosed)
+		done(err)
 		return
 	}
 	if u != nil {
@@ -134,8 +147,10 @@ func (w *StepsWriter) Submit(u *rank.StepUpdate, done func(error)) {
 			p = &pendingDay{}
 			w.cur.days[k] = p
 		}
-		if u.PrevRegion != "" {
-			p.left = append(p.left, u.PrevRegion)
+		for _, r := range u.Left {
+			if !slices.Contains(p.left, r) {
+				p.left = append(p.left, r)
+			}
 		}
 		if !ok || better(u, &p.u) {
 			p.u = *u
@@ -162,6 +177,11 @@ func better(a, b *rank.StepUpdate) bool {
 // Run flushes every Interval (or sooner when a batch is full) until ctx is cancelled, then
 // makes one last attempt to flush what is queued. Cancel ctx only after the processor that
 // submits has stopped.
+//
+// A flush retries until it succeeds or ctx ends. If it fails, its records and every record
+// submitted after it get an error (never an acknowledgement: the commit is a high-water
+// mark), and Run returns that error: the records are not committed, and processor and writer
+// must be started again together.
 func (w *StepsWriter) Run(ctx context.Context) error {
 	if err := setMax.Load(ctx, w.rdb).Err(); err != nil {
 		w.opts.Logger.Warn("redis sink: load script (retried with the first flush)", "err", err)
@@ -175,8 +195,19 @@ func (w *StepsWriter) Run(ctx context.Context) error {
 		case <-t.C:
 		case <-w.kick:
 		}
-		w.flush(ctx)
+		if err := w.flush(ctx); err != nil {
+			return err
+		}
 	}
+}
+
+// Err returns the first failure of the writer: a write that failed, or a record submitted
+// after it stopped. nil means every submitted record was written and acknowledged (or is
+// still queued).
+func (w *StepsWriter) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.failed
 }
 
 func (w *StepsWriter) take() *batch {
@@ -190,16 +221,45 @@ func (w *StepsWriter) take() *batch {
 }
 
 // flush writes the current batch, retrying until it succeeds or ctx ends; on success it
-// releases the batch's callbacks in order, otherwise they fail with ErrClosed.
-func (w *StepsWriter) flush(ctx context.Context) {
+// releases the batch's callbacks in order. On failure it fails them and everything queued
+// after them, closes the writer and returns the error.
+func (w *StepsWriter) flush(ctx context.Context) error {
 	b := w.take()
 	if len(b.dones) == 0 {
-		return
+		return nil
 	}
-	err := w.writeWithRetry(ctx, b)
+	if err := w.writeWithRetry(ctx, b); err != nil {
+		return w.fail(b, err)
+	}
+	for _, done := range b.dones {
+		done(nil)
+	}
+	return nil
+}
+
+// fail closes the writer after the write of b failed with err: b's callbacks get err, every
+// later one ErrEarlierWriteFailed.
+func (w *StepsWriter) fail(b *batch, err error) error {
+	w.mu.Lock()
+	w.closed = true
+	if w.failed == nil {
+		w.failed = err
+	}
+	later := w.cur
+	w.cur = newBatch()
+	w.space.Broadcast()
+	w.pending.Set(0)
+	w.mu.Unlock()
 	for _, done := range b.dones {
 		done(err)
 	}
+	lost := fmt.Errorf("%w: %w", ErrEarlierWriteFailed, err)
+	for _, done := range later.dones {
+		done(lost)
+	}
+	w.opts.Logger.Error("redis sink: write failed; its records and the later ones stay uncommitted",
+		"records", len(b.dones)+len(later.dones), "err", err)
+	return fmt.Errorf("redis sink: %d records not written: %w", len(b.dones)+len(later.dones), err)
 }
 
 func (w *StepsWriter) close() error {
@@ -209,8 +269,7 @@ func (w *StepsWriter) close() error {
 	w.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	w.flush(ctx)
-	return nil
+	return w.flush(ctx)
 }
 
 func (w *StepsWriter) writeWithRetry(ctx context.Context, b *batch) error {

@@ -2,6 +2,8 @@ package redis_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -72,7 +74,7 @@ func TestStepsWriterWritesValuesAndBoards(t *testing.T) {
 		{User: "bob", Day: day, Steps: 500, ReachedMs: base + 5, Region: "eu"},
 		nil, // a dead-lettered record: nothing to write, but its ack keeps its place
 		{User: "carol", Day: day, Steps: 900, ReachedMs: base, Region: "us"},
-		{User: "alice", Day: day, Steps: 700, ReachedMs: base + 20, Region: "us", PrevRegion: "eu"},
+		{User: "alice", Day: day, Steps: 700, ReachedMs: base + 20, Region: "us", Left: []string{"eu"}},
 		// A late, smaller write (a redelivery) must not lower what readers see.
 		{User: "carol", Day: day, Steps: 100, ReachedMs: base, Region: "us"},
 	}
@@ -110,6 +112,30 @@ func TestStepsWriterWritesValuesAndBoards(t *testing.T) {
 	score := rdb.ZScore(ctx, rank.StepsGlobalBoard(day), "carol").Val()
 	if s, r := rank.DayComposite(day).Decode(score); s != 900 || r != base {
 		t.Errorf("carol's composite decodes to %d@%d", s, r)
+	}
+}
+
+// TestStepsWriterRemovesLeftRegionsOnEveryUpdate: a crash after the table stored a move but
+// before the boards were written leaves the user on the board they left; the redelivered
+// update (the same values) carries the regions left and removes them again.
+func TestStepsWriterRemovesLeftRegionsOnEveryUpdate(t *testing.T) {
+	rdb := testenv.Redis(t)
+	w := runWriter(t, rdb, rsredis.StepsOptions{Interval: 20 * time.Millisecond})
+	day := rank.Day(20261130)
+	ctx := context.Background()
+	rdb.ZAdd(ctx, rank.StepsRegionBoard("eu-west", day), goredis.Z{Score: 1, Member: "alice"}, goredis.Z{Score: 1, Member: "bob"})
+	rdb.ZAdd(ctx, rank.StepsRegionBoard("asia", day), goredis.Z{Score: 1, Member: "alice"})
+	var a acks
+	w.Submit(&rank.StepUpdate{User: "alice", Day: day, Steps: 200, ReachedMs: day.FirstInstant().UnixMilli(), Region: "us-east", Left: []string{"asia", "eu-west"}}, a.done(0))
+	waitAcks(t, &a, 1)
+	if got := rdb.ZRange(ctx, rank.StepsRegionBoard("eu-west", day), 0, -1).Val(); !equal(got, []string{"bob"}) {
+		t.Errorf("eu-west board %v, want only bob", got)
+	}
+	if n := rdb.Exists(ctx, rank.StepsRegionBoard("asia", day)).Val(); n != 0 {
+		t.Errorf("asia board still exists")
+	}
+	if got := rdb.ZRange(ctx, rank.StepsRegionBoard("us-east", day), 0, -1).Val(); !equal(got, []string{"alice"}) {
+		t.Errorf("us-east board %v", got)
 	}
 }
 
@@ -159,6 +185,60 @@ func TestStepsWriterHoldsAcksWhileRedisIsDown(t *testing.T) {
 	}
 	if n := real.ZCard(context.Background(), rank.StepsGlobalBoard(day)).Val(); n != 26 {
 		t.Fatalf("board has %d members after recovery, want 26", n)
+	}
+}
+
+// TestStepsWriterAcknowledgesNothingAfterAFailedWrite (defect: a batch failed at the end of
+// the shutdown grace, then the final flush wrote a later batch once Redis was back and
+// acknowledged it, and the commit's high-water mark covered the failed records): once a
+// write failed, no later record is acknowledged, and Run and Err report the failure.
+func TestStepsWriterAcknowledgesNothingAfterAFailedWrite(t *testing.T) {
+	addr, db := testenv.RedisAddr(t)
+	proxy := testenv.NewProxy(t, addr)
+	rdb := goredis.NewClient(&goredis.Options{Addr: proxy.Addr(), DB: db, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	t.Cleanup(func() { rdb.Close() })
+	w := rsredis.NewStepsWriter(rdb, rsredis.StepsOptions{Interval: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond, MaxPending: 5, Logger: quiet})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(ctx) }()
+
+	proxy.SetDown(true)
+	day := rank.Day(20261130)
+	var a acks
+	submit := func(i int) {
+		w.Submit(&rank.StepUpdate{User: fmt.Sprint("u", i), Day: day, Steps: int64(i), ReachedMs: day.FirstInstant().UnixMilli()}, a.done(i))
+	}
+	for i := range 3 {
+		submit(i) // the batch whose write will fail
+	}
+	time.Sleep(300 * time.Millisecond) // its flush is retrying now
+	for i := 3; i < 5; i++ {
+		submit(i) // queued behind it
+	}
+	cancel() // the shutdown grace is over: the retried write fails
+	time.Sleep(100 * time.Millisecond)
+	proxy.SetDown(false) // Redis is back before any final flush
+	select {
+	case err := <-ran:
+		if !errors.Is(err, rsredis.ErrClosed) {
+			t.Fatalf("Run = %v, want an error wrapping ErrClosed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return")
+	}
+	submit(5) // after the failure: refused at once, and never blocked by MaxPending
+	waitAcks(t, &a, 6)
+	for i, err := range a.errs {
+		if err == nil {
+			t.Fatalf("record %d acknowledged after a failed write (acks %v)", a.got[i], a.got)
+		}
+		if a.got[i] >= 3 && !errors.Is(err, rsredis.ErrEarlierWriteFailed) {
+			t.Fatalf("record %d: %v, want ErrEarlierWriteFailed", a.got[i], err)
+		}
+	}
+	if w.Err() == nil {
+		t.Fatal("Err() = nil after a failed write")
 	}
 }
 
