@@ -30,6 +30,11 @@ const (
 // restarting. Wrap it: fmt.Errorf("...: %w: %w", processors.ErrPermanent, err).
 var ErrPermanent = errors.New("permanent")
 
+// ErrUnwritten marks a unit that stopped with records its sink could not store (they stay
+// uncommitted). Supervisor.Run returns it even when its context ended, so that a shutdown that
+// could not write ends the process with a failure, never as a clean stop.
+var ErrUnwritten = errors.New("stopped with records not stored")
+
 // Permanent reports whether err cannot heal by restarting: ErrPermanent, a topic that does not
 // match its spec (kafkaconf.ErrTopicMismatch), and goka's topic errors, which it does not
 // export as values: a topic it may not create that is missing (it was deleted: EnsureTopics
@@ -133,7 +138,7 @@ func (u *unit) set(up bool, err error) {
 
 // Run runs run under the name until ctx ends, and restarts it with backoff whenever it returns
 // an error that is not Permanent (or returns nil while ctx has not ended). It returns nil once
-// ctx ended, or the permanent error. Processors that run calls through Run (this package's)
+// ctx ended (unless the last attempt's error is ErrUnwritten), or the permanent error. Processors that run calls through Run (this package's)
 // count for Ready.
 func (s *Supervisor) Run(ctx context.Context, name string, run func(context.Context) error) error {
 	u := &unit{name: name}
@@ -152,6 +157,10 @@ func (s *Supervisor) Run(ctx context.Context, name string, run func(context.Cont
 		up.Set(0)
 		if ctx.Err() != nil {
 			u.set(false, nil)
+			if errors.Is(err, ErrUnwritten) {
+				log.Error("unit stopped with records not stored: they stay uncommitted", "err", err)
+				return fmt.Errorf("%s: %w", name, err)
+			}
 			return nil
 		}
 		if err == nil {

@@ -91,3 +91,26 @@ func counterValue(c prometheus.Counter) float64 {
 	_ = c.Write(&m)
 	return m.GetCounter().GetValue()
 }
+
+// A shutdown whose last attempt could not store its records is a failure, not a clean stop:
+// the process must exit non-zero (issue 8, defect 3).
+func TestSupervisorReportsUnwrittenAtShutdown(t *testing.T) {
+	sup := NewSupervisor(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- sup.Run(ctx, "steps", func(ctx context.Context) error {
+			<-ctx.Done()
+			return fmt.Errorf("sink: %w", ErrUnwritten)
+		})
+	}()
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrUnwritten) {
+			t.Fatalf("Run = %v, want ErrUnwritten after a shutdown that could not write", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return within 5 s of the context's end")
+	}
+}

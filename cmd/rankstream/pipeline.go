@@ -14,6 +14,7 @@ import (
 
 	"github.com/rankstream/rankstream/internal/kafkaconf"
 	"github.com/rankstream/rankstream/internal/obs"
+	"github.com/rankstream/rankstream/processors"
 	"github.com/rankstream/rankstream/processors/steps"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 )
@@ -50,7 +51,7 @@ func runStepsPipeline(ctx context.Context, kc kafkaconf.Config, sf stepsFlags, r
 }
 
 // errSinkFailed marks a steps pipeline that stopped with records its sink did not write.
-var errSinkFailed = errors.New("steps pipeline: the redis sink did not write every record (they stay uncommitted; restart processor and sink together)")
+var errSinkFailed = fmt.Errorf("steps pipeline: the redis sink did not write every record (restart processor and sink together): %w", processors.ErrUnwritten)
 
 // serveHTTP serves h on addr with obs.DefaultServerLimits (timeouts, a cap on concurrent
 // requests) until ctx ends, then shuts down gracefully. started receives the bound address
