@@ -63,13 +63,14 @@ func runDev(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		defer mr.Close()
 		*redisAddr = mr.Addr()
 	}
-	rdb, err := rsredis.Open(ctx, *redisAddr)
+	rdb, err := rsredis.Open(*redisAddr)
 	if err != nil {
 		return exitCode(err, stderr)
 	}
 	defer rdb.Close()
+	checkRedis(ctx, rdb, *redisAddr, log)
 	// The query API reads through a client of its own, bounded by --redis-timeout.
-	qdb, err := rsredis.OpenReader(ctx, *redisAddr, *redisTimeout)
+	qdb, err := rsredis.OpenReader(*redisAddr, *redisTimeout)
 	if err != nil {
 		return exitCode(err, stderr)
 	}

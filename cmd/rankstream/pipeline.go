@@ -53,6 +53,18 @@ func runStepsPipeline(ctx context.Context, kc kafkaconf.Config, sf stepsFlags, r
 // errSinkFailed marks a steps pipeline that stopped with records its sink did not write.
 var errSinkFailed = fmt.Errorf("steps pipeline: the redis sink did not write every record (restart processor and sink together): %w", processors.ErrUnwritten)
 
+// checkRedis tells at start-up when Redis does not answer. That ends nothing: the sinks retry
+// their writes with backoff (offsets stay uncommitted), the query API answers 503 and /readyz
+// is false until Redis answers.
+func checkRedis(ctx context.Context, rdb goredis.UniversalClient, addr string, log *slog.Logger) {
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := rdb.Ping(pctx).Err(); err != nil {
+		log.Warn("redis: not answering at start-up; writes are retried and reads answer 503 until it does",
+			"redis", addr, "err", err)
+	}
+}
+
 // serveHTTP serves h on addr with obs.DefaultServerLimits (timeouts, a cap on concurrent
 // requests) until ctx ends, then shuts down gracefully. started receives the bound address
 // (useful with port 0).

@@ -37,11 +37,12 @@ func runProcess(ctx context.Context, args []string, _ io.Reader, _, stderr io.Wr
 	kf := &pf.kafka
 
 	kc := kf.config(*stateDir)
-	rdb, err := rsredis.Open(ctx, *redisAddr)
+	rdb, err := rsredis.Open(*redisAddr)
 	if err != nil {
 		return exitCode(err, stderr)
 	}
 	defer rdb.Close()
+	checkRedis(ctx, rdb, *redisAddr, log)
 
 	// The history store is not pinged: one that is down at start-up delays history (its writer
 	// retries), not the processors.

@@ -23,11 +23,12 @@ func runServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 	if err != nil {
 		return exitCode(err, stderr)
 	}
-	rdb, err := rsredis.OpenReader(ctx, *redisAddr, *timeout)
+	rdb, err := rsredis.OpenReader(*redisAddr, *timeout)
 	if err != nil {
 		return exitCode(err, stderr)
 	}
 	defer rdb.Close()
+	checkRedis(ctx, rdb, *redisAddr, log)
 	log.Info("serving", "http", *httpAddr, "redis", *redisAddr, "redis_timeout", *timeout)
 	return exitCode(serveHTTP(ctx, *httpAddr, query.New(rdb, log, query.WithHotCacheTTL(*hotTTL), query.WithRedisTimeout(*timeout)), log, nil), stderr)
 }

@@ -38,7 +38,7 @@ const stallSlack = time.Second
 func TestRedisStoppedWithSIGSTOP(t *testing.T) {
 	rs := testenv.StartRedisServer(t)
 	ctx := context.Background()
-	rdb, err := rsredis.OpenReader(ctx, rs.Addr(), query.DefaultRedisTimeout)
+	rdb, err := rsredis.OpenReader(rs.Addr(), query.DefaultRedisTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}

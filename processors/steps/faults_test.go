@@ -264,6 +264,31 @@ func redisDownAtShutdown(t *testing.T, brokers []string, back time.Duration, fla
 	testenv.WaitCommitted(t, adm, group, topic, n, 2*time.Minute)
 }
 
+// TestRedisDownAtStartUp: `rankstream process` started while its Redis is down stays up,
+// and once Redis answers it writes the exact result. Before, it exited at once (the client
+// pinged Redis at start-up).
+func TestRedisDownAtStartUp(t *testing.T) {
+	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
+		t.Parallel()
+		srv := testenv.StartRedisServer(t)
+		srv.Kill()
+		e := newE2E(t, brokers)
+		e.rdb, e.redisURL = srv.Client(), "redis://"+srv.Addr()+"/0"
+		records, want := generate(7, 6_000, 600, time.Now())
+		p := e.start("processor")
+		e.produce(records, 0)
+		time.Sleep(5 * time.Second)
+		if err := p.Exited(); err != nil {
+			t.Fatalf("the process did not wait for Redis: %v", err)
+		}
+		srv.Start()
+		e.waitExact(want, 2*time.Minute)
+		if err := p.Exited(); err != nil {
+			t.Fatalf("after Redis came back: %v", err)
+		}
+	})
+}
+
 // userDayOf returns the "yyyymmdd/user" and the steps of a generated report.
 func userDayOf(t *testing.T, r testRecord) (string, int64) {
 	var v struct {

@@ -1,7 +1,6 @@
 package redis
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -38,29 +37,30 @@ func (b bounds) apply(ctxTimeout *bool, read, write, pool *time.Duration, retrie
 	}
 }
 
-// Open connects the pipeline's writers (the sinks) to Redis and pings it. addr is
+// Open returns the pipeline writers' (the sinks') client of Redis; it does not wait for Redis
+// to answer (a Redis down at start-up delays the writes, which retry, not the start). addr is
 // "host:port", a "redis://host:port/db" URL, or a comma-separated list of "host:port" seeds of
 // a Redis Cluster. Every network read or write is bounded by WriterTimeout (and by the
 // context's deadline, if sooner); a failed command is retried once by go-redis, on a fresh
 // connection; the callers retry with backoff.
-func Open(ctx context.Context, addr string) (goredis.UniversalClient, error) {
-	return open(ctx, addr, bounds{io: WriterTimeout, retries: 1})
+func Open(addr string) (goredis.UniversalClient, error) {
+	return open(addr, bounds{io: WriterTimeout, retries: 1})
 }
 
-// OpenReader connects the read path to Redis and pings it (addr as for Open). Its callers
+// OpenReader returns the read path's client of Redis (addr as for Open; no ping). Its callers
 // give every request a deadline of timeout (the query API's --redis-timeout); the client
 // bounds each network read, write and wait for a pooled connection by timeout too, so a Redis
 // that stops answering costs a request at most its deadline and waiters cannot pile up in the
 // pool (go-redis's default size, 10 connections per CPU). A failed command is retried once (a
 // connection closed under it) within the same deadline.
-func OpenReader(ctx context.Context, addr string, timeout time.Duration) (goredis.UniversalClient, error) {
+func OpenReader(addr string, timeout time.Duration) (goredis.UniversalClient, error) {
 	if timeout <= 0 {
 		return nil, fmt.Errorf("redis: read timeout %s: must be positive", timeout)
 	}
-	return open(ctx, addr, bounds{io: timeout, retries: 1})
+	return open(addr, bounds{io: timeout, retries: 1})
 }
 
-func open(ctx context.Context, addr string, b bounds) (goredis.UniversalClient, error) {
+func open(addr string, b bounds) (goredis.UniversalClient, error) {
 	var rdb goredis.UniversalClient
 	switch {
 	case strings.HasPrefix(addr, "redis://") || strings.HasPrefix(addr, "rediss://"):
@@ -78,10 +78,6 @@ func open(ctx context.Context, addr string, b bounds) (goredis.UniversalClient, 
 		opt := &goredis.Options{Addr: addr}
 		b.apply(&opt.ContextTimeoutEnabled, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolTimeout, &opt.MaxRetries)
 		rdb = goredis.NewClient(opt)
-	}
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		rdb.Close()
-		return nil, fmt.Errorf("redis: ping %s: %w", addr, err)
 	}
 	return rdb, nil
 }

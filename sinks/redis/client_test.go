@@ -18,7 +18,7 @@ import (
 func TestOpenOnAStoppedRedis(t *testing.T) {
 	rs := testenv.StartRedisServer(t)
 	ctx := context.Background()
-	rdb, err := rsredis.Open(ctx, rs.Addr())
+	rdb, err := rsredis.Open(rs.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
