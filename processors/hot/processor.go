@@ -289,22 +289,33 @@ func (p *processor) count(ctx goka.Context, msg any) {
 	}
 	q := ctx.Partition()
 	w, err := p.window(ctx.Context(), q)
-	if from, to, ok := catchUp(w.loopOffset, ctx.Offset()); err == nil && ok {
-		p.cfg.Log.Info("hot: catching up from the loop topic", "partition", q, "from", from, "to", to)
-		err = p.catchUp(ctx.Context(), w, q, to)
-	}
-	if err == nil && ctx.Offset() > w.loopOffset {
-		err = p.apply(ctx.Context(), w, q, ctx.Key(), r)
-		w.loopOffset = ctx.Offset()
-	}
 	if err == nil {
-		err = p.saveIfDue(ctx.Context(), q, w)
+		err = p.countRecord(ctx.Context(), w, q, ctx.Offset(), ctx.Key(), r)
 	}
 	if err != nil && ctx.Context().Err() == nil {
 		ctx.Fail(err)
 	}
 	// The session ended (revoked, stopping) while this record waited on Kafka: its commit is
 	// harmless, the next owner rebuilds the state from the checkpoint and the loop records.
+}
+
+// countRecord applies the loop record r at offset of partition q to w, after the records
+// before it that w lacks (a restart: the checkpoint is older), unless w already covers it (a
+// read ahead while q's input waited), and checkpoints w when due.
+func (p *processor) countRecord(ctx context.Context, w *windowState, q int32, offset int64, key string, r loopRecord) error {
+	if from, to, ok := catchUp(w.loopOffset, offset); ok {
+		p.cfg.Log.Info("hot: catching up from the loop topic", "partition", q, "from", from, "to", to)
+		if err := p.catchUp(ctx, w, q, to); err != nil {
+			return err
+		}
+	}
+	if offset > w.loopOffset {
+		if err := p.apply(ctx, w, q, key, r); err != nil {
+			return err
+		}
+		w.loopOffset = offset
+	}
+	return p.saveIfDue(ctx, q, w)
 }
 
 // apply applies one loop record to a window.
@@ -432,11 +443,11 @@ func (p *processor) catchUp(ctx context.Context, w *windowState, q int32, to int
 			return nil // dead-lettered when goka delivers it
 		}
 		applied++
-		return p.apply(ctx, w, q, string(rec.Key), r)
+		if err := p.apply(ctx, w, q, string(rec.Key), r); err != nil {
+			return err
+		}
+		return p.saveIfDue(ctx, q, w) // a long catch-up (a replay re-reads the whole loop) checkpoints as it goes
 	})
-	if err == nil {
-		err = p.saveIfDue(ctx, q, w)
-	}
 	p.cfg.Log.Debug("hot: caught up", "partition", q, "records", applied, "took", time.Since(began).Round(time.Millisecond))
 	return err
 }

@@ -110,9 +110,16 @@ func (r rules) aheadMs() int64 { return r.lookaheadMs - r.lookaheadMs/5 }
 // ahead of the window end the slowest input partition allows. No while an input partition not
 // heard from may still hold the windows back. An input partition that runs further ahead
 // waits: its events would land beyond the sketch's lookahead and be dropped.
+//
+// An event dated aheadMs or more after now (wall clock) never waits: no input partition
+// catches up with it faster than time passes, so one query dated far ahead would hold its
+// partition for as long. It goes on, and the sketch drops it as early (counted) unless the
+// windows got within the lookahead of it.
 func (r rules) admits(v view, ms int64, now time.Time) bool {
 	low, held := r.low(v, now)
 	switch {
+	case ms >= now.UnixMilli()+r.aheadMs():
+		return true
 	case held:
 		return false
 	case low < 0:

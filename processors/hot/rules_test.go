@@ -113,6 +113,10 @@ func TestRulesAlignment(t *testing.T) {
 		{"a partition not heard from yet: wait", at(map[int32]int64{0: 100_000, 2: 200_000}, nil), time.Second, 1, false, false},
 		{"the slowest went idle: the next one counts", at(map[int32]int64{0: 100_000, 1: 130_000, 2: 200_000}, map[int32]int{1: 40, 2: 40}), 45 * time.Second, 160_000, true, true},
 		{"all idle: nothing to wait for", heard, time.Minute, 1 << 50, true, false},
+		// t0 is 1.8e12 ms: an event dated 40 s or more after the wall clock never waits.
+		{"dated in the future: does not wait", heard, 0, 1_800_000_040_000, true, false},
+		{"dated just before that: waits", heard, 0, 1_800_000_039_999, false, false},
+		{"dated in the future, a partition not heard: does not wait", at(map[int32]int64{0: 100_000}, nil), 0, 1_800_000_040_000, true, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			now := t0.Add(c.now)
