@@ -26,14 +26,21 @@ type checkpoint struct {
 	seen       map[int32]int64
 	marks      map[int32]int64
 	first      map[int32]int64
-	window     []byte // sketch.Window.MarshalBinary
+	held       []heldTerm // terms beyond the sketch's reach, waiting for the window
+	window     []byte     // sketch.Window.MarshalBinary
+}
+
+// heldTerm is a term a loop partition holds until the window reaches its event time.
+type heldTerm struct {
+	ms   int64
+	term string
 }
 
 // shape is the configuration a checkpoint's window was made with; a checkpoint of another
 // shape is not used.
 type shape struct{ windowMs, slideMs, lookaheadMs, k int64 }
 
-// checkpointVersion 2 added dropped; version 1 is read with dropped = 0.
+// checkpointVersion 2 added dropped and held; version 1 is read without them.
 const checkpointVersion byte = 2
 
 var errBadCheckpoint = errors.New("hot: malformed checkpoint")
@@ -50,6 +57,12 @@ func (c *checkpoint) encode() []byte {
 			b = binary.LittleEndian.AppendUint32(b, uint32(part))
 			b = binary.LittleEndian.AppendUint64(b, uint64(m[part]))
 		}
+	}
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(c.held)))
+	for _, t := range c.held {
+		b = binary.LittleEndian.AppendUint64(b, uint64(t.ms))
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(t.term)))
+		b = append(b, t.term...)
 	}
 	return append(b, c.window...)
 }
@@ -79,6 +92,24 @@ func decodeCheckpoint(b []byte) (*checkpoint, error) {
 		for range n {
 			(*m)[int32(binary.LittleEndian.Uint32(b))] = int64(binary.LittleEndian.Uint64(b[4:]))
 			b = b[12:]
+		}
+	}
+	if version >= 2 {
+		if len(b) < 4 {
+			return nil, errBadCheckpoint
+		}
+		n := int(binary.LittleEndian.Uint32(b))
+		b = b[4:]
+		if n > len(b)/12 {
+			return nil, errBadCheckpoint
+		}
+		for range n {
+			if len(b) < 12 || int(binary.LittleEndian.Uint32(b[8:])) > len(b)-12 {
+				return nil, errBadCheckpoint
+			}
+			ms, size := int64(binary.LittleEndian.Uint64(b)), int(binary.LittleEndian.Uint32(b[8:]))
+			c.held = append(c.held, heldTerm{ms: ms, term: string(b[12 : 12+size])})
+			b = b[12+size:]
 		}
 	}
 	c.window = b

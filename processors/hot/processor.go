@@ -116,6 +116,7 @@ type windowState struct {
 	seen       map[int32]int64 // input partition → the next input offset not yet counted
 	endMs      int64           // end of the last window emitted (0: none yet)
 	dropped    uint64          // events dropped since the last window emitted
+	held       []heldTerm      // terms beyond the sketch's reach, in arrival order (see hold)
 	loopOffset int64           // the last loop record applied (-1: none)
 	saved      time.Time       // when it was last checkpointed
 	session    context.Context // the goka partition session it belongs to
@@ -223,17 +224,12 @@ func (p *processor) route(ctx goka.Context, msg any) {
 			ctx.Loopback(k, marker)
 		}
 	}
-	switch err := p.align(ctx, ms); {
-	case err == nil:
-	case ctx.Context().Err() == nil:
+	if err := p.align(ctx, ms); err != nil && ctx.Context().Err() == nil {
 		ctx.Fail(err)
-	default:
-		// The partition is taken away (rebalance, shutdown) while the term waits. Routed now it
-		// could land beyond the sketch's reach: it stays uncommitted (a commit that never
-		// completes) and its next owner routes it.
-		ctx.DeferCommit()
-		return
 	}
+	// Taken away (rebalance, shutdown) while it waited, the term goes now: its commit must not
+	// skip it, and a loop partition holds a term beyond the sketch's reach until the window
+	// gets there (windowState.held).
 	ctx.Loopback(term, loopRecord{kind: kindTerm, ms: ms, partition: ctx.Partition(), offset: ctx.Offset()}.encode())
 }
 
@@ -242,8 +238,7 @@ func (p *processor) route(ctx goka.Context, msg any) {
 // partition's records are behind this callback in the same goroutine, so while waiting it
 // reads them itself from Kafka (catch-up) and applies them; goka delivers them later and
 // count skips them. Every loop partition receives every input partition's markers, so the
-// view is global, across instances. It returns nil at once when the session ends and the
-// term fits the sketch anyway, and ctx's error when it does not.
+// view is global, across instances. It returns ctx's error when the session ends.
 func (p *processor) align(ctx goka.Context, ms int64) error {
 	q := ctx.Partition()
 	w, err := p.window(ctx.Context(), q)
@@ -268,9 +263,6 @@ func (p *processor) align(ctx goka.Context, ms int64) error {
 				wait = min(2*wait, 100*time.Millisecond)
 				continue
 			}
-		}
-		if ctx.Context().Err() != nil && p.rules.fits(w.view, ms, time.Now()) {
-			return nil
 		}
 		return err
 	}
@@ -331,12 +323,11 @@ func (p *processor) apply(ctx context.Context, w *windowState, partition int32, 
 			return nil
 		}
 		w.seen[r.partition] = r.offset + 1
-		late, early, full := w.win.Dropped()
-		w.win.Add(key, time.UnixMilli(r.ms))
-		late2, early2, full2 := w.win.Dropped()
-		p.drop(w, partition, reasonLate, late2-late)
-		p.drop(w, partition, reasonEarly, early2-early)
-		p.drop(w, partition, reasonFull, full2-full)
+		if _, end := w.win.Bounds(); !end.IsZero() && r.ms >= end.UnixMilli()+p.shape.lookaheadMs {
+			p.hold(w, partition, heldTerm{ms: r.ms, term: key})
+			return nil
+		}
+		p.add(w, partition, key, r.ms)
 	case kindMarker:
 		if _, end := w.win.Bounds(); end.IsZero() {
 			// The partition's first record: a marker (see route). The window starts here, so
@@ -347,6 +338,49 @@ func (p *processor) apply(ctx context.Context, w *windowState, partition int32, 
 		return p.close(ctx, partition, w)
 	}
 	return nil
+}
+
+// add counts a term in the sketch, counting what it drops.
+func (p *processor) add(w *windowState, q int32, term string, ms int64) {
+	late, early, full := w.win.Dropped()
+	w.win.Add(term, time.UnixMilli(ms))
+	late2, early2, full2 := w.win.Dropped()
+	p.drop(w, q, reasonLate, late2-late)
+	p.drop(w, q, reasonEarly, early2-early)
+	p.drop(w, q, reasonFull, full2-full)
+}
+
+// maxHeld bounds a loop partition's held terms.
+const maxHeld = 10_000
+
+// hold keeps a term dated beyond the sketch's reach (the window end plus the lookahead) until
+// the window gets there (release). Alignment keeps backlogs within the reach, so this holds
+// only what slips past it: a term routed by a partition taken away while it waited, one
+// overtaking the markers in flight, a query dated a little in the future. A term dated more
+// than the lookahead after the wall clock (no window reaches it soon), or past maxHeld terms,
+// is dropped (early) instead: memory stays bounded whatever the input.
+func (p *processor) hold(w *windowState, q int32, t heldTerm) {
+	if len(w.held) >= maxHeld || t.ms >= time.Now().UnixMilli()+p.shape.lookaheadMs {
+		p.drop(w, q, reasonEarly, 1)
+		return
+	}
+	w.held = append(w.held, t)
+}
+
+// release counts the held terms the window's reach now covers, in their arrival order.
+func (p *processor) release(w *windowState, q int32) {
+	_, end := w.win.Bounds()
+	reach := end.UnixMilli() + p.shape.lookaheadMs
+	kept := w.held[:0]
+	for _, t := range w.held {
+		if t.ms < reach {
+			p.add(w, q, t.term, t.ms)
+		} else {
+			kept = append(kept, t)
+		}
+	}
+	clear(w.held[len(kept):])
+	w.held = kept
 }
 
 // drop counts n events dropped for reason by loop partition q: in the metric, the rate-limited
@@ -424,7 +458,7 @@ func (p *processor) restore(ctx context.Context, q int32) (*windowState, error) 
 		p.cfg.Log.Warn("hot: checkpoint made with another window shape; rebuilding from the loop topic",
 			"partition", q, "checkpoint", cp.shape, "configured", p.shape)
 	default:
-		w.loopOffset, w.endMs, w.dropped, w.seen, w.marks, w.first = cp.loopOffset, cp.endMs, cp.dropped, cp.seen, cp.marks, cp.first
+		w.loopOffset, w.endMs, w.dropped, w.held, w.seen, w.marks, w.first = cp.loopOffset, cp.endMs, cp.dropped, cp.held, cp.seen, cp.marks, cp.first
 		p.cfg.Log.Info("hot: restored from checkpoint", "partition", q, "loop_offset", cp.loopOffset, "window_end", time.UnixMilli(cp.endMs).UTC())
 		for part := range w.marks {
 			w.markedAt[part] = now
@@ -461,7 +495,7 @@ func (p *processor) saveIfDue(ctx context.Context, q int32, w *windowState) erro
 	if err != nil {
 		return fmt.Errorf("hot processor: checkpoint of partition %d: %w", q, err)
 	}
-	cp := checkpoint{loopOffset: w.loopOffset, endMs: w.endMs, dropped: w.dropped, shape: p.shape, seen: w.seen, marks: w.marks, first: w.first, window: win}
+	cp := checkpoint{loopOffset: w.loopOffset, endMs: w.endMs, dropped: w.dropped, held: w.held, shape: p.shape, seen: w.seen, marks: w.marks, first: w.first, window: win}
 	if err := p.io.produce(ctx, &kgo.Record{Topic: p.checkpoints, Key: []byte(p.markerKeys[q]), Value: cp.encode()}); err != nil {
 		return err
 	}
@@ -491,6 +525,9 @@ func (p *processor) close(ctx context.Context, partition int32, w *windowState) 
 	for _, end := range ends {
 		w.endMs = end
 		w.win.Advance(time.UnixMilli(end))
+		if len(w.held) > 0 {
+			p.release(w, partition)
+		}
 		value, err := partialCodec{}.Encode(&Partial{
 			Partition: partition, WindowStart: end - p.shape.windowMs, WindowEnd: end, Items: w.win.TopK(), Dropped: w.dropped,
 		})

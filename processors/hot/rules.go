@@ -128,14 +128,6 @@ func (r rules) admits(v view, ms int64, now time.Time) bool {
 	return ms < r.target(low)+r.aheadMs()
 }
 
-// fits tells whether an event at ms that admits refused can still be routed without risk
-// when its partition is taken away (rebalance, shutdown) while it waits: it is within the
-// lookahead less a tenth of it. A further one stays uncommitted for the next owner.
-func (r rules) fits(v view, ms int64, now time.Time) bool {
-	low, held := r.low(v, now)
-	return !held && low >= 0 && ms < r.target(low)+r.lookaheadMs-r.lookaheadMs/10
-}
-
 // fate is what a loop partition does with a term.
 type fate uint8
 
