@@ -159,7 +159,7 @@ var (
 	e2eSlide  = hot.DefaultConfig().Slide
 )
 
-// TestHotSearch: 400k queries over 2 hours of event time, with two planted terms that rise and
+// TestHotSearch: 300k queries over 90 minutes of event time, with two planted terms that rise and
 // fall, go through `rankstream process` (hot group, merge group, default window, slide,
 // lateness, lookahead and idle time) on the real broker and kfake.
 //   - Every snapshot in ClickHouse holds the exact top 10 of its one-hour window (ties at rank
@@ -182,7 +182,7 @@ func TestHotSearch(t *testing.T) {
 			t.Fatal(err)
 		}
 		start := time.Now().Add(-3 * time.Hour).Truncate(time.Minute)
-		queries := generate(400_000, start, 2*time.Hour)
+		queries := generate(300_000, start, 90*time.Minute)
 		cl, err := kc.Client(kgo.ProducerLinger(5*time.Millisecond), kgo.MaxBufferedRecords(1<<20))
 		if err != nil {
 			t.Fatal(err)

@@ -351,7 +351,7 @@ func (p *processor) add(w *windowState, q int32, term string, ms int64) {
 }
 
 // maxHeld bounds a loop partition's held terms.
-const maxHeld = 10_000
+const maxHeld = 1000
 
 // hold keeps a term dated beyond the sketch's reach (the window end plus the lookahead) until
 // the window gets there (release). Alignment keeps backlogs within the reach, so this holds
