@@ -340,59 +340,6 @@ func (p *processor) apply(ctx context.Context, w *windowState, partition int32, 
 	return nil
 }
 
-// add counts a term in the sketch, counting what it drops.
-func (p *processor) add(w *windowState, q int32, term string, ms int64) {
-	late, early, full := w.win.Dropped()
-	w.win.Add(term, time.UnixMilli(ms))
-	late2, early2, full2 := w.win.Dropped()
-	p.drop(w, q, reasonLate, late2-late)
-	p.drop(w, q, reasonEarly, early2-early)
-	p.drop(w, q, reasonFull, full2-full)
-}
-
-// maxHeld bounds a loop partition's held terms.
-const maxHeld = 1000
-
-// hold keeps a term dated beyond the sketch's reach (the window end plus the lookahead) until
-// the window gets there (release). Alignment keeps backlogs within the reach, so this holds
-// only what slips past it: a term routed by a partition taken away while it waited, one
-// overtaking the markers in flight, a query dated a little in the future. A term dated more
-// than the lookahead after the wall clock (no window reaches it soon), or past maxHeld terms,
-// is dropped (early) instead: memory stays bounded whatever the input.
-func (p *processor) hold(w *windowState, q int32, t heldTerm) {
-	if len(w.held) >= maxHeld || t.ms >= time.Now().UnixMilli()+p.shape.lookaheadMs {
-		p.drop(w, q, reasonEarly, 1)
-		return
-	}
-	w.held = append(w.held, t)
-}
-
-// release counts the held terms the window's reach now covers, in their arrival order.
-func (p *processor) release(w *windowState, q int32) {
-	_, end := w.win.Bounds()
-	reach := end.UnixMilli() + p.shape.lookaheadMs
-	kept := w.held[:0]
-	for _, t := range w.held {
-		if t.ms < reach {
-			p.add(w, q, t.term, t.ms)
-		} else {
-			kept = append(kept, t)
-		}
-	}
-	clear(w.held[len(kept):])
-	w.held = kept
-}
-
-// drop counts n events dropped for reason by loop partition q: in the metric, the rate-limited
-// log and the next partial.
-func (p *processor) drop(w *windowState, q int32, reason string, n uint64) {
-	if n == 0 {
-		return
-	}
-	w.dropped += n
-	p.drops.add(q, reason, n)
-}
-
 // input returns an input partition's state. Only that partition's goroutine uses it; the
 // lock guards the map.
 func (p *processor) input(partition int32, ms int64) *inputState {
