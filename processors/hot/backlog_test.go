@@ -244,9 +244,35 @@ func latestSnapshot(t *testing.T, ctx context.Context, rdb *goredis.Client) (s t
 
 // mergedPartials reads every partial in hot.partials and merges each window's (as the merge
 // group does: disjoint lists) into rows ordered by window end and rank. It fails on a window
-// some partition did not emit, on a partition emitting a window twice with other contents,
-// and on a partial reporting dropped queries.
+// some partition did not emit and on a partial reporting dropped queries.
 func mergedPartials(t *testing.T, ctx context.Context, kc kafkaconf.Config, partitions int) []row {
+	t.Helper()
+	byEnd := readPartials(t, ctx, kc)
+	var rows []row
+	for _, end := range slices.Sorted(maps.Keys(byEnd)) {
+		if len(byEnd[end]) != partitions {
+			t.Fatalf("the window ending %s has partials of %d partitions, want %d", time.UnixMilli(end), len(byEnd[end]), partitions)
+		}
+		var lists [][]sketch.Item
+		for _, p := range byEnd[end] {
+			if p.Dropped != 0 {
+				t.Fatalf("partition %d dropped %d queries in the window ending %s", p.Partition, p.Dropped, time.UnixMilli(p.WindowEnd))
+			}
+			lists = append(lists, p.Items)
+		}
+		for i, it := range sketch.MergeTopK(hot.DefaultConfig().K, lists...) {
+			rows = append(rows, row{WindowEnd: time.UnixMilli(end), Rank: uint32(i + 1), Item: it.Item, Count: it.Count, Error: it.Error})
+		}
+	}
+	if len(rows) == 0 {
+		t.Fatal("no partial")
+	}
+	return rows
+}
+
+// readPartials reads every partial in hot.partials, by window end and partition. It fails on a
+// partition emitting a window twice with other contents.
+func readPartials(t *testing.T, ctx context.Context, kc kafkaconf.Config) map[int64]map[int32]hot.Partial {
 	t.Helper()
 	topic := string(kc.Names.Stream(topics.HotPartials))
 	cl, err := kc.Client()
@@ -266,9 +292,6 @@ func mergedPartials(t *testing.T, ctx context.Context, kc kafkaconf.Config, part
 		if err := json.Unmarshal(r.Value, &p); err != nil {
 			return err
 		}
-		if p.Dropped != 0 {
-			t.Fatalf("partition %d dropped %d queries in the window ending %s", p.Partition, p.Dropped, time.UnixMilli(p.WindowEnd))
-		}
 		if byEnd[p.WindowEnd] == nil {
 			byEnd[p.WindowEnd] = map[int32]hot.Partial{}
 		}
@@ -281,23 +304,7 @@ func mergedPartials(t *testing.T, ctx context.Context, kc kafkaconf.Config, part
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rows []row
-	for _, end := range slices.Sorted(maps.Keys(byEnd)) {
-		if len(byEnd[end]) != partitions {
-			t.Fatalf("the window ending %s has partials of %d partitions, want %d", time.UnixMilli(end), len(byEnd[end]), partitions)
-		}
-		var lists [][]sketch.Item
-		for _, p := range byEnd[end] {
-			lists = append(lists, p.Items)
-		}
-		for i, it := range sketch.MergeTopK(hot.DefaultConfig().K, lists...) {
-			rows = append(rows, row{WindowEnd: time.UnixMilli(end), Rank: uint32(i + 1), Item: it.Item, Count: it.Count, Error: it.Error})
-		}
-	}
-	if len(rows) == 0 {
-		t.Fatal("no partial")
-	}
-	return rows
+	return byEnd
 }
 
 // usersByPartition returns, for each of n partitions, per user names that Kafka's partitioner
@@ -354,4 +361,67 @@ func droppedTotal(t *testing.T, addr string) (total float64, ok bool) {
 		total, ok = total+v, true
 	}
 	return total, ok
+}
+
+// TestHotSearchFarFutureQuery: one query dated in the year 9999 moves its partition's
+// watermark by eight thousand years, yet the partition emits at most (window + lookahead) /
+// slide + 1 windows for the jump (the ones past the reach of its events are empty and
+// skipped), not one per slide of the gap, and the query itself is dropped as early and
+// counted. (The decoders' bound against the record timestamp refuses such a query before it
+// gets here; this checks that the windows alone cannot be made to do work a record chooses.)
+func TestHotSearchFarFutureQuery(t *testing.T) {
+	t.Parallel()
+	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
+		t.Parallel()
+		prefix := testenv.UniqueName(t, "hotfar") + "."
+		kc := kafkaconf.Config{Brokers: brokers, Partitions: 1, Names: topics.Names{Prefix: prefix}}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		if _, err := kc.EnsureTopics(ctx, true); err != nil {
+			t.Fatal(err)
+		}
+		redisAddr, redisDB := testenv.RedisAddr(t)
+		metrics := freeAddr(t)
+		proc := testenv.StartProcess(t, "processor", testenv.Rankstream(t), processArgs(brokers, prefix, redisAddr, redisDB, 1, metrics)...)
+		cl, err := kc.Client(kgo.ProducerLinger(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		rdb := goredis.NewClient(&goredis.Options{Addr: redisAddr, DB: redisDB})
+		defer rdb.Close()
+		topic := string(kc.Names.Stream(topics.SearchQueries))
+		send := func(ts time.Time) {
+			v, _ := json.Marshal(map[string]any{"query": "q", "ts": ts.UnixMilli(), "user_id": "u"})
+			if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Key: []byte("u"), Value: v}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t0 := time.Now().Add(-time.Hour).Truncate(time.Minute)
+		for s := range 60 {
+			send(t0.Add(time.Duration(s) * time.Second))
+		}
+		far := time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
+		send(far)
+		wait := func(what string, cond func(topics.TopKSnapshot) bool) {
+			testenv.WaitFor(t, 2*time.Minute, what, func() bool {
+				if err := proc.Exited(); err != nil {
+					t.Fatalf("processor %v\n%s", err, proc.Output())
+				}
+				return cond(latestSnapshot(t, ctx, rdb))
+			})
+		}
+		wait("a snapshot of the year 9999", func(s topics.TopKSnapshot) bool { return s.WindowEnd.Year() == 9999 })
+		windows := len(readPartials(t, ctx, kc))
+		cfg := hot.DefaultConfig()
+		if most := int((cfg.Window+cfg.Lookahead)/cfg.Slide) + 1 + int(time.Minute/cfg.Slide) + 1; windows > most {
+			t.Fatalf("%d windows emitted, want at most %d", windows, most)
+		}
+		dropped, ok := droppedTotal(t, metrics)
+		if !ok || dropped != 1 {
+			t.Fatalf("rankstream_hot_dropped_total = %v (exported: %v), want the far query", dropped, ok)
+		}
+		t.Logf("%d windows emitted for a jump to %s", windows, far.Format(time.DateOnly))
+		stop(t, proc)
+	})
 }
