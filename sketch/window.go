@@ -280,6 +280,12 @@ func (w *Window) Stats() Stats {
 	return s
 }
 
+// Dropped returns the events dropped so far by reason, as Stats counts them, without
+// walking the slots: cheap enough to call around every Add.
+func (w *Window) Dropped() (late, early, full uint64) {
+	return w.stats.DroppedLate, w.stats.DroppedEarly, w.stats.DroppedFull
+}
+
 // SizeBytes returns the memory the window holds: its arrays and the bytes
 // of its candidates' item strings. It does not depend on the number of
 // distinct items seen.

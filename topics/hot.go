@@ -38,7 +38,7 @@ type TopKItem struct {
 //
 //	{"stream":"search","window_start":"2026-11-30T11:00:05.000Z","window_end":"2026-11-30T12:00:05.000Z",
 //	 "generated_at":"2026-11-30T12:00:07.013Z","version":1796040007013,
-//	 "items":[{"item":"weather","count":1200,"error":3}],"missing_partitions":[5]}
+//	 "items":[{"item":"weather","count":1200,"error":3}],"missing_partitions":[5],"dropped":0}
 //
 // Times are written in SnapshotTimeFormat (UTC, milliseconds; finer digits are dropped) and
 // read in any RFC 3339 form. "items" and "missing_partitions" are always present, possibly
@@ -62,6 +62,10 @@ type TopKSnapshot struct {
 	// MissingPartitions lists, ascending, the partitions whose partial Top-K had not arrived
 	// when the merge's wait ran out; nil (written as []) when every partition reported.
 	MissingPartitions []int32
+	// Dropped is how many events the producer of the snapshot dropped (late, or any other
+	// reason) while it built this window, summed over the partitions: non-zero means the
+	// counts may lack that many events.
+	Dropped uint64
 }
 
 // topKWire is the JSON form of TopKSnapshot.
@@ -73,6 +77,7 @@ type topKWire struct {
 	Version           int64      `json:"version"`
 	Items             []TopKItem `json:"items"`
 	MissingPartitions []int32    `json:"missing_partitions"`
+	Dropped           uint64     `json:"dropped"`
 }
 
 // MarshalJSON writes the contract's JSON form.
@@ -85,6 +90,7 @@ func (s TopKSnapshot) MarshalJSON() ([]byte, error) {
 		Version:           s.Version,
 		Items:             s.Items,
 		MissingPartitions: s.MissingPartitions,
+		Dropped:           s.Dropped,
 	}
 	if w.Items == nil {
 		w.Items = []TopKItem{}
@@ -121,7 +127,7 @@ func (s *TopKSnapshot) UnmarshalJSON(b []byte) error {
 		}
 		*f.dst = t.UTC()
 	}
-	v.Stream, v.Version, v.Items = w.Stream, w.Version, w.Items
+	v.Stream, v.Version, v.Items, v.Dropped = w.Stream, w.Version, w.Items, w.Dropped
 	if len(w.MissingPartitions) > 0 {
 		v.MissingPartitions = w.MissingPartitions // empty stays nil: complete is nil however it was written
 	}

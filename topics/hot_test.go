@@ -22,13 +22,14 @@ func TestTopKSnapshotJSON(t *testing.T) {
 	// Other zones and sub-millisecond digits are written as UTC milliseconds.
 	s.GeneratedAt = s.GeneratedAt.Add(999 * time.Microsecond).In(time.FixedZone("x", 8*3600))
 	s.MissingPartitions = []int32{2, 5}
+	s.Dropped = 4
 	b, err := json.Marshal(s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := `{"stream":"search","window_start":"2026-11-30T11:00:05.000Z","window_end":"2026-11-30T12:00:05.000Z",` +
 		`"generated_at":"2026-11-30T12:00:07.013Z","version":1796040007013,"items":[{"item":"black friday","count":1200,"error":0},` +
-		`{"item":"weather","count":1200,"error":3},{"item":"snow","count":7,"error":7}],"missing_partitions":[2,5]}`
+		`{"item":"weather","count":1200,"error":3},{"item":"snow","count":7,"error":7}],"missing_partitions":[2,5],"dropped":4}`
 	if string(b) != want {
 		t.Fatalf("marshal:\n%s\nwant\n%s", b, want)
 	}

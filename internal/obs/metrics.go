@@ -20,6 +20,9 @@ var (
 	DeadLettered = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "rankstream_dead_lettered_total", Help: "Records sent to the dead-letter topic, by source topic.",
 	}, []string{"topic"})
+	HotDropped = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "rankstream_hot_dropped_total", Help: "Search queries the hot-search windows dropped, by reason: late (their window was already emitted), early (further ahead than the lookahead), full (a window held 2^32-1 events). A restart counts the drops of the loop records it re-reads again.",
+	}, []string{"reason"})
 	ConsumerLag = promauto.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "rankstream_consumer_lag", Help: "Records behind the high-water mark, summed over the partitions this instance owns.",
 	}, []string{"group"})

@@ -21,25 +21,34 @@ import (
 type checkpoint struct {
 	loopOffset int64
 	endMs      int64
+	dropped    uint64 // events dropped since the window at endMs, for the next partial
 	shape      shape
 	seen       map[int32]int64
 	marks      map[int32]int64
 	first      map[int32]int64
-	window     []byte // sketch.Window.MarshalBinary
+	held       []heldTerm // terms beyond the sketch's reach, waiting for the window
+	window     []byte     // sketch.Window.MarshalBinary
+}
+
+// heldTerm is a term a loop partition holds until the window reaches its event time.
+type heldTerm struct {
+	ms   int64
+	term string
 }
 
 // shape is the configuration a checkpoint's window was made with; a checkpoint of another
 // shape is not used.
 type shape struct{ windowMs, slideMs, lookaheadMs, k int64 }
 
-const checkpointVersion byte = 1
+// checkpointVersion 2 added dropped and held; version 1 is read without them.
+const checkpointVersion byte = 2
 
 var errBadCheckpoint = errors.New("hot: malformed checkpoint")
 
 func (c *checkpoint) encode() []byte {
-	b := make([]byte, 0, 1+6*8+8+12*(len(c.seen)+len(c.marks))+len(c.window))
+	b := make([]byte, 0, 1+7*8+12*(len(c.seen)+len(c.marks)+len(c.first))+len(c.window))
 	b = append(b, checkpointVersion)
-	for _, v := range []int64{c.loopOffset, c.endMs, c.shape.windowMs, c.shape.slideMs, c.shape.lookaheadMs, c.shape.k} {
+	for _, v := range []int64{c.loopOffset, c.endMs, int64(c.dropped), c.shape.windowMs, c.shape.slideMs, c.shape.lookaheadMs, c.shape.k} {
 		b = binary.LittleEndian.AppendUint64(b, uint64(v))
 	}
 	for _, m := range []map[int32]int64{c.seen, c.marks, c.first} {
@@ -49,16 +58,26 @@ func (c *checkpoint) encode() []byte {
 			b = binary.LittleEndian.AppendUint64(b, uint64(m[part]))
 		}
 	}
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(c.held)))
+	for _, t := range c.held {
+		b = binary.LittleEndian.AppendUint64(b, uint64(t.ms))
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(t.term)))
+		b = append(b, t.term...)
+	}
 	return append(b, c.window...)
 }
 
 func decodeCheckpoint(b []byte) (*checkpoint, error) {
-	if len(b) < 1+6*8 || b[0] != checkpointVersion {
+	if len(b) < 1+6*8 || b[0] < 1 || b[0] > checkpointVersion || b[0] == 2 && len(b) < 1+7*8 {
 		return nil, errBadCheckpoint
 	}
+	version := b[0]
 	b = b[1:]
 	next := func() int64 { v := int64(binary.LittleEndian.Uint64(b)); b = b[8:]; return v }
 	c := &checkpoint{loopOffset: next(), endMs: next()}
+	if version >= 2 {
+		c.dropped = uint64(next())
+	}
 	c.shape = shape{windowMs: next(), slideMs: next(), lookaheadMs: next(), k: next()}
 	for _, m := range []*map[int32]int64{&c.seen, &c.marks, &c.first} {
 		if len(b) < 4 {
@@ -73,6 +92,24 @@ func decodeCheckpoint(b []byte) (*checkpoint, error) {
 		for range n {
 			(*m)[int32(binary.LittleEndian.Uint32(b))] = int64(binary.LittleEndian.Uint64(b[4:]))
 			b = b[12:]
+		}
+	}
+	if version >= 2 {
+		if len(b) < 4 {
+			return nil, errBadCheckpoint
+		}
+		n := int(binary.LittleEndian.Uint32(b))
+		b = b[4:]
+		if n > len(b)/12 {
+			return nil, errBadCheckpoint
+		}
+		for range n {
+			if len(b) < 12 || int(binary.LittleEndian.Uint32(b[8:])) > len(b)-12 {
+				return nil, errBadCheckpoint
+			}
+			ms, size := int64(binary.LittleEndian.Uint64(b)), int(binary.LittleEndian.Uint32(b[8:]))
+			c.held = append(c.held, heldTerm{ms: ms, term: string(b[12 : 12+size])})
+			b = b[12+size:]
 		}
 	}
 	c.window = b
@@ -97,21 +134,27 @@ func (k *kafkaIO) produce(ctx context.Context, recs ...*kgo.Record) error {
 	return nil
 }
 
-// latest returns the last record of a partition, or nil when the partition is empty.
-func (k *kafkaIO) latest(ctx context.Context, topic string, partition int32) (*kgo.Record, error) {
+// end returns a partition's end offset (the offset its next record will get).
+func (k *kafkaIO) end(ctx context.Context, topic string, partition int32) (int64, error) {
 	ends, err := kadm.NewClient(k.cl).ListEndOffsets(ctx, topic)
 	if err == nil {
 		err = ends.Error()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("hot: end offsets of %s: %w", topic, err)
+		return 0, fmt.Errorf("hot: end offsets of %s: %w", topic, err)
 	}
 	end, _ := ends.Lookup(topic, partition)
-	if end.Offset == 0 {
-		return nil, nil // compacted topics keep a partition's last record: only a new one is empty
+	return end.Offset, nil
+}
+
+// latest returns the last record of a partition, or nil when the partition is empty.
+func (k *kafkaIO) latest(ctx context.Context, topic string, partition int32) (*kgo.Record, error) {
+	end, err := k.end(ctx, topic, partition)
+	if err != nil || end == 0 {
+		return nil, err // compacted topics keep a partition's last record: only a new one is empty
 	}
 	var last *kgo.Record
-	err = k.read(ctx, topic, partition, end.Offset-1, end.Offset, func(r *kgo.Record) error { last = r; return nil })
+	err = k.read(ctx, topic, partition, end-1, end, func(r *kgo.Record) error { last = r; return nil })
 	return last, err
 }
 

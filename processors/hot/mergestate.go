@@ -130,6 +130,9 @@ func (r mergeRules) snapshot(st *pending, now time.Time) topics.TopKSnapshot {
 		Items:             []topics.TopKItem{},
 		MissingPartitions: r.missing(st),
 	}
+	for _, p := range st.Partials {
+		snap.Dropped += p.Dropped
+	}
 	for _, it := range sketch.MergeTopK(r.k, lists...) {
 		snap.Items = append(snap.Items, topics.TopKItem{Item: it.Item, Count: it.Count, Error: it.Error})
 	}

@@ -204,3 +204,22 @@ func TestMergeRejectedWindow(t *testing.T) {
 		t.Fatalf("published after a rejection: rejected %q, %d partials", st.Rejected, len(st.Partials))
 	}
 }
+
+// TestMergeSumsDropped: a snapshot reports the events its partitions dropped, summed over
+// the partials it merges (incomplete, then complete).
+func TestMergeSumsDropped(t *testing.T) {
+	r := mergeRules{partitions: 3, k: 2, wait: time.Second, ttl: mergeTTL, started: mergeT0.Add(-time.Hour)}
+	var st *pending
+	for i, c := range []struct {
+		partition int32
+		dropped   uint64
+		want      uint64
+	}{{0, 3, 3}, {2, 0, 3}, {1, 40, 43}} {
+		p := testPartial(c.partition)
+		p.Dropped = c.dropped
+		st, _, _ = r.onPartial(st, p, mergeT0.Add(time.Duration(i)*time.Second))
+		if got := r.snapshot(st, mergeT0).Dropped; got != c.want {
+			t.Fatalf("after partition %d: dropped %d, want %d", c.partition, got, c.want)
+		}
+	}
+}

@@ -37,8 +37,10 @@ type Config struct {
 	// Idle: an input partition whose watermark has not moved for this long (wall clock) stops
 	// holding the windows back [30 s].
 	Idle time.Duration
-	// Lookahead is how far ahead of the closing window events are kept [5 min]: input
-	// partitions read at different speeds (a backlog, a replay) run ahead of the slowest one.
+	// Lookahead is how far ahead of the closing window the sketch keeps events [10 min]. Input
+	// partitions read at different speeds (a backlog, a replay) run ahead of the slowest one:
+	// one that gets more than four fifths of it ahead waits (watermark alignment), so that no
+	// event is dropped for being early.
 	Lookahead time.Duration
 	K         int // items per snapshot [100]
 	// Checkpoint is how often (wall clock) each partition stores its window state [5 s]. After a
@@ -71,7 +73,7 @@ func (c *Config) defaults() {
 		c.Idle = 30 * time.Second
 	}
 	if c.Lookahead <= 0 {
-		c.Lookahead = 5 * time.Minute
+		c.Lookahead = 10 * time.Minute
 	}
 	if c.K <= 0 {
 		c.K = 100
@@ -96,6 +98,9 @@ type Partial struct {
 	WindowStart int64         `json:"window_start_ms"`
 	WindowEnd   int64         `json:"window_end_ms"`
 	Items       []sketch.Item `json:"items"`
+	// Dropped is how many events this partition dropped (late, or any other reason) since its
+	// previous partial: the window's snapshot reports their sum.
+	Dropped uint64 `json:"dropped,omitempty"`
 }
 
 // inputState is what one input partition's callbacks remember.
@@ -106,16 +111,15 @@ type inputState struct {
 
 // windowState is one loop partition's window.
 type windowState struct {
+	view
 	win        *sketch.Window
-	seen       map[int32]int64     // input partition → the next input offset not yet counted
-	marks      map[int32]int64     // input partition → watermark
-	first      map[int32]int64     // input partition → its first watermark
-	markedAt   map[int32]time.Time // input partition → when its watermark last moved
-	endMs      int64               // end of the last window emitted (0: none yet)
-	loopOffset int64               // the last loop record applied (-1: none)
-	created    time.Time           // when this partition's state was made (wall clock)
-	saved      time.Time           // when it was last checkpointed
-	session    context.Context     // the goka partition session it belongs to
+	seen       map[int32]int64 // input partition → the next input offset not yet counted
+	endMs      int64           // end of the last window emitted (0: none yet)
+	dropped    uint64          // events dropped since the last window emitted
+	held       []heldTerm      // terms beyond the sketch's reach, in arrival order (see hold)
+	loopOffset int64           // the last loop record applied (-1: none)
+	saved      time.Time       // when it was last checkpointed
+	session    context.Context // the goka partition session it belongs to
 }
 
 type processor struct {
@@ -127,6 +131,8 @@ type processor struct {
 	io          *kafkaIO
 	markerKeys  []string
 	shape       shape
+	rules       rules
+	drops       *dropLog
 	mu          sync.Mutex // guards the maps below; each partition's state is used by its own goroutine only
 	inputs      map[int32]*inputState
 	windows     map[int32]*windowState
@@ -142,6 +148,7 @@ func newProcessor(cfg Config, io *kafkaIO) *processor {
 		inputs:      map[int32]*inputState{}, windows: map[int32]*windowState{},
 		shape: shape{windowMs: cfg.Window.Milliseconds(), slideMs: cfg.Slide.Milliseconds(),
 			lookaheadMs: cfg.Lookahead.Milliseconds(), k: int64(cfg.K)},
+		rules: newRules(cfg), drops: newDropLog(cfg.Log),
 	}
 	p.markerKeys = markerKeys(cfg.Partitions)
 	return p
@@ -192,7 +199,8 @@ func Run(ctx context.Context, cfg Config, brokers []string, opts ...goka.Process
 }
 
 // route validates a query, sends its term to the term's partition, and, whenever the window
-// end this input partition allows moves, a watermark marker to every partition.
+// end this input partition allows moves, a watermark marker to every partition. An input
+// partition that runs too far ahead of the slowest one waits first (align).
 func (p *processor) route(ctx goka.Context, msg any) {
 	value, _ := msg.([]byte)
 	q, term, err := topics.DecodeSearchQuery(ctx.Key(), value, ctx.Timestamp())
@@ -216,7 +224,49 @@ func (p *processor) route(ctx goka.Context, msg any) {
 			ctx.Loopback(k, marker)
 		}
 	}
+	if err := p.align(ctx, ms); err != nil && ctx.Context().Err() == nil {
+		ctx.Fail(err)
+	}
+	// Taken away (rebalance, shutdown) while it waited, the term goes now: its commit must not
+	// skip it, and a loop partition holds a term beyond the sketch's reach until the window
+	// gets there (windowState.held).
 	ctx.Loopback(term, loopRecord{kind: kindTerm, ms: ms, partition: ctx.Partition(), offset: ctx.Offset()}.encode())
+}
+
+// align waits until an event at ms may be routed (rules.admits), judged from the view of the
+// loop partition of the same number, which this goroutine owns too (goka co-partitioning). That
+// partition's records are behind this callback in the same goroutine, so while waiting it
+// reads them itself from Kafka (catch-up) and applies them; goka delivers them later and
+// count skips them. Every loop partition receives every input partition's markers, so the
+// view is global, across instances. It returns ctx's error when the session ends.
+func (p *processor) align(ctx goka.Context, ms int64) error {
+	q := ctx.Partition()
+	w, err := p.window(ctx.Context(), q)
+	if err != nil {
+		return err
+	}
+	wait := time.Millisecond
+	for !p.rules.admits(w.view, ms, time.Now()) {
+		end, err := p.io.end(ctx.Context(), p.loop, q)
+		switch {
+		case err != nil:
+		case end > w.loopOffset+1: // records to read: they may move the watermarks
+			if err = p.catchUp(ctx.Context(), w, q, end); err == nil {
+				wait = time.Millisecond
+				continue
+			}
+		default: // nothing new yet: wait for the other partitions' markers
+			select {
+			case <-ctx.Context().Done():
+				err = ctx.Context().Err()
+			case <-time.After(wait):
+				wait = min(2*wait, 100*time.Millisecond)
+				continue
+			}
+		}
+		return err
+	}
+	return nil
 }
 
 // count applies a loop record to its partition's window: a term is counted, a marker moves its
@@ -229,13 +279,10 @@ func (p *processor) count(ctx goka.Context, msg any) {
 		processors.DeadLetter(ctx, p.dlq, value, err)
 		return
 	}
-	w, err := p.window(ctx)
-	if err == nil && ctx.Offset() > w.loopOffset {
-		err = p.apply(ctx.Context(), w, ctx.Partition(), ctx.Key(), r)
-		w.loopOffset = ctx.Offset()
-		if err == nil && time.Since(w.saved) >= p.cfg.Checkpoint {
-			err = p.save(ctx.Context(), ctx.Partition(), w)
-		}
+	q := ctx.Partition()
+	w, err := p.window(ctx.Context(), q)
+	if err == nil {
+		err = p.countRecord(ctx.Context(), w, q, ctx.Offset(), ctx.Key(), r)
 	}
 	if err != nil && ctx.Context().Err() == nil {
 		ctx.Fail(err)
@@ -244,28 +291,50 @@ func (p *processor) count(ctx goka.Context, msg any) {
 	// harmless, the next owner rebuilds the state from the checkpoint and the loop records.
 }
 
+// countRecord applies the loop record r at offset of partition q to w, after the records
+// before it that w lacks (a restart: the checkpoint is older), unless w already covers it (a
+// read ahead while q's input waited), and checkpoints w when due.
+func (p *processor) countRecord(ctx context.Context, w *windowState, q int32, offset int64, key string, r loopRecord) error {
+	if from, to, ok := catchUp(w.loopOffset, offset); ok {
+		p.cfg.Log.Info("hot: catching up from the loop topic", "partition", q, "from", from, "to", to)
+		if err := p.catchUp(ctx, w, q, to); err != nil {
+			return err
+		}
+	}
+	if offset > w.loopOffset {
+		if err := p.apply(ctx, w, q, key, r); err != nil {
+			return err
+		}
+		w.loopOffset = offset
+	}
+	return p.saveIfDue(ctx, q, w)
+}
+
 // apply applies one loop record to a window.
 func (p *processor) apply(ctx context.Context, w *windowState, partition int32, key string, r loopRecord) error {
 	switch r.kind {
 	case kindTerm:
-		if r.offset < w.seen[r.partition] {
-			return nil // a copy written again by a replay of the input
+		switch termFate(w.seen, w.endMs, r) {
+		case fateDuplicate:
+			return nil
+		case fateLate:
+			w.seen[r.partition] = r.offset + 1
+			p.drop(w, partition, reasonLate, 1)
+			return nil
 		}
 		w.seen[r.partition] = r.offset + 1
-		w.win.Add(key, time.UnixMilli(r.ms))
-	case kindMarker:
-		if _, ok := w.first[r.partition]; !ok {
-			w.first[r.partition] = r.ms
+		if _, end := w.win.Bounds(); !end.IsZero() && r.ms >= end.UnixMilli()+p.shape.lookaheadMs {
+			p.hold(w, partition, heldTerm{ms: r.ms, term: key})
+			return nil
 		}
+		p.add(w, partition, key, r.ms)
+	case kindMarker:
 		if _, end := w.win.Bounds(); end.IsZero() {
 			// The partition's first record: a marker (see route). The window starts here, so
 			// it can describe every window from the first one emitted (close) on.
 			w.win.Advance(time.UnixMilli(r.ms))
 		}
-		if r.ms > w.marks[r.partition] {
-			w.marks[r.partition] = r.ms
-			w.markedAt[r.partition] = time.Now()
-		}
+		w.mark(r.partition, r.ms, time.Now())
 		return p.close(ctx, partition, w)
 	}
 	return nil
@@ -284,18 +353,17 @@ func (p *processor) input(partition int32, ms int64) *inputState {
 	return in
 }
 
-// window returns a loop partition's state for the current goka session. The first record of a
-// session restores it: the partition's last checkpoint, then the loop records between the
-// checkpoint and this record (committed, so goka will not deliver them again).
-func (p *processor) window(ctx goka.Context) (*windowState, error) {
-	q := ctx.Partition()
+// window returns loop partition q's state for the current goka session (ctx), restoring it
+// from q's last checkpoint on the session's first use. Only q's goroutine (its input and its
+// loop records) uses it; the lock guards the map.
+func (p *processor) window(ctx context.Context, q int32) (*windowState, error) {
 	p.mu.Lock()
 	w := p.windows[q]
 	p.mu.Unlock()
 	if w != nil && w.session.Err() == nil {
 		return w, nil
 	}
-	w, err := p.restore(ctx.Context(), q, ctx.Offset())
+	w, err := p.restore(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -312,67 +380,69 @@ func (p *processor) window(ctx goka.Context) (*windowState, error) {
 	return w, nil
 }
 
-// restore builds partition q's state as it was before loop offset first.
-func (p *processor) restore(ctx context.Context, q int32, first int64) (*windowState, error) {
+// restore builds partition q's state from its last checkpoint: the state after the loop
+// record at w.loopOffset (catchUp reads the records after it).
+func (p *processor) restore(ctx context.Context, q int32) (*windowState, error) {
 	win, err := sketch.New(sketch.WithWindow(p.cfg.Window), sketch.WithSlide(p.cfg.Slide), sketch.WithK(p.cfg.K),
 		sketch.WithLookahead(p.cfg.Lookahead))
 	if err != nil {
 		return nil, fmt.Errorf("hot processor: %w", err)
 	}
 	now := time.Now()
-	w := &windowState{win: win, seen: map[int32]int64{}, marks: map[int32]int64{}, first: map[int32]int64{}, markedAt: map[int32]time.Time{},
-		loopOffset: -1, created: now, saved: now, session: ctx}
+	w := &windowState{view: newView(now), win: win, seen: map[int32]int64{}, loopOffset: -1, saved: now, session: ctx}
 	rec, err := p.io.latest(ctx, p.checkpoints, q)
-	if err != nil {
-		return nil, err
+	if err != nil || rec == nil || rec.Value == nil { // nil: none yet, or cleared by Replay
+		return w, err
 	}
-	if rec != nil && rec.Value != nil { // nil: cleared by Replay
-		cp, err := decodeCheckpoint(rec.Value)
-		if err == nil && cp.shape == p.shape {
-			err = w.win.UnmarshalBinary(cp.window)
-		}
-		switch {
-		case err != nil:
-			return nil, fmt.Errorf("hot processor: checkpoint of partition %d at offset %d: %w", q, rec.Offset, err)
-		case cp.shape != p.shape:
-			p.cfg.Log.Warn("hot: checkpoint made with another window shape; rebuilding from the loop topic",
-				"partition", q, "checkpoint", cp.shape, "configured", p.shape)
-		default:
-			w.loopOffset, w.endMs, w.seen, w.marks, w.first = cp.loopOffset, cp.endMs, cp.seen, cp.marks, cp.first
-			p.cfg.Log.Info("hot: restored from checkpoint", "partition", q, "loop_offset", cp.loopOffset, "window_end", time.UnixMilli(cp.endMs).UTC())
-			for part := range w.marks {
-				w.markedAt[part] = now
-			}
+	cp, err := decodeCheckpoint(rec.Value)
+	if err == nil && cp.shape == p.shape {
+		err = w.win.UnmarshalBinary(cp.window)
+	}
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("hot processor: checkpoint of partition %d at offset %d: %w", q, rec.Offset, err)
+	case cp.shape != p.shape:
+		p.cfg.Log.Warn("hot: checkpoint made with another window shape; rebuilding from the loop topic",
+			"partition", q, "checkpoint", cp.shape, "configured", p.shape)
+	default:
+		w.loopOffset, w.endMs, w.dropped, w.held, w.seen, w.marks, w.first = cp.loopOffset, cp.endMs, cp.dropped, cp.held, cp.seen, cp.marks, cp.first
+		p.cfg.Log.Info("hot: restored from checkpoint", "partition", q, "loop_offset", cp.loopOffset, "window_end", time.UnixMilli(cp.endMs).UTC())
+		for part := range w.marks {
+			w.markedAt[part] = now
 		}
 	}
-	if first <= w.loopOffset+1 {
-		return w, nil
-	}
-	p.cfg.Log.Info("hot: catching up from the loop topic", "partition", q, "from", w.loopOffset+1, "to", first)
-	applied := 0
-	err = p.io.read(ctx, p.loop, q, w.loopOffset+1, first, func(rec *kgo.Record) error {
-		w.loopOffset = rec.Offset
-		r, err := decodeRecord(rec.Value)
-		if err != nil {
-			return nil // dead-lettered when it was first read
-		}
-		applied++
-		return p.apply(ctx, w, q, string(rec.Key), r)
-	})
-	if err != nil {
-		return nil, err
-	}
-	p.cfg.Log.Info("hot: caught up", "partition", q, "records", applied, "took", time.Since(now).Round(time.Millisecond))
 	return w, nil
 }
 
-// save stores partition q's state as its checkpoint.
-func (p *processor) save(ctx context.Context, q int32, w *windowState) error {
+// catchUp applies partition q's loop records after w.loopOffset and before offset to.
+func (p *processor) catchUp(ctx context.Context, w *windowState, q int32, to int64) error {
+	began, applied := time.Now(), 0
+	err := p.io.read(ctx, p.loop, q, w.loopOffset+1, to, func(rec *kgo.Record) error {
+		w.loopOffset = rec.Offset
+		r, err := decodeRecord(rec.Value)
+		if err != nil {
+			return nil // dead-lettered when goka delivers it
+		}
+		applied++
+		if err := p.apply(ctx, w, q, string(rec.Key), r); err != nil {
+			return err
+		}
+		return p.saveIfDue(ctx, q, w) // a long catch-up (a replay re-reads the whole loop) checkpoints as it goes
+	})
+	p.cfg.Log.Debug("hot: caught up", "partition", q, "records", applied, "took", time.Since(began).Round(time.Millisecond))
+	return err
+}
+
+// saveIfDue stores partition q's state as its checkpoint when the last one is Checkpoint old.
+func (p *processor) saveIfDue(ctx context.Context, q int32, w *windowState) error {
+	if time.Since(w.saved) < p.cfg.Checkpoint {
+		return nil
+	}
 	win, err := w.win.MarshalBinary()
 	if err != nil {
 		return fmt.Errorf("hot processor: checkpoint of partition %d: %w", q, err)
 	}
-	cp := checkpoint{loopOffset: w.loopOffset, endMs: w.endMs, shape: p.shape, seen: w.seen, marks: w.marks, first: w.first, window: win}
+	cp := checkpoint{loopOffset: w.loopOffset, endMs: w.endMs, dropped: w.dropped, held: w.held, shape: p.shape, seen: w.seen, marks: w.marks, first: w.first, window: win}
 	if err := p.io.produce(ctx, &kgo.Record{Topic: p.checkpoints, Key: []byte(p.markerKeys[q]), Value: cp.encode()}); err != nil {
 		return err
 	}
@@ -380,57 +450,39 @@ func (p *processor) save(ctx context.Context, q int32, w *windowState) error {
 	return nil
 }
 
-// close emits the partial Top-K of every window whose end the watermark passed: the smallest
-// watermark over the input partitions, less the lateness. An input partition not heard from
-// for Idle (wall clock) is left out, so a partition without traffic does not stall the output.
-// The first window emitted ends at the first slide boundary not before any input partition's
-// first watermark: the same window on every partition and in every run over the same input.
+// close emits the partial Top-K of every window whose end the watermark passed (rules.low,
+// rules.target, rules.closing), from the first window (rules.firstEnd) on. An input partition
+// not heard from for Idle (wall clock) is left out, so a partition without traffic does not
+// stall the output.
 func (p *processor) close(ctx context.Context, partition int32, w *windowState) error {
-	low, origin := int64(-1), int64(0)
-	now := time.Now()
-	for part := range int32(p.cfg.Partitions) {
-		ms, ok := w.marks[part]
-		if !ok {
-			if now.Sub(w.created) < p.cfg.Idle {
-				return nil // an input partition not heard from yet may still hold this window's events
-			}
-			continue
-		}
-		origin = max(origin, w.first[part])
-		if now.Sub(w.markedAt[part]) > p.cfg.Idle {
-			continue // idle: it no longer holds the windows back
-		}
-		if low < 0 || ms < low {
-			low = ms
-		}
-	}
-	if low < 0 {
+	low, held := p.rules.low(w.view, time.Now())
+	if held || low < 0 {
 		return nil
 	}
-	slide := p.shape.slideMs
-	target := (low - p.cfg.Lateness.Milliseconds()) / slide * slide
-	if w.endMs == 0 {
-		// The window can only move forward: when the loop's first records are gone (retention),
-		// it may have started after the origin.
+	last := w.endMs
+	if last == 0 {
 		_, started := w.win.Bounds()
-		origin = max((origin+slide-1)/slide*slide, started.UnixMilli())
-		w.endMs = origin - slide
+		last = p.rules.firstEnd(w.view, started.UnixMilli()) - p.shape.slideMs
 	}
-	var recs []*kgo.Record
-	for end := w.endMs + slide; end <= target; end += slide {
+	ends := p.rules.closing(last, p.rules.target(low))
+	if len(ends) == 0 {
+		return nil
+	}
+	recs := make([]*kgo.Record, 0, len(ends))
+	for _, end := range ends {
 		w.endMs = end
 		w.win.Advance(time.UnixMilli(end))
-		start, _ := w.win.Bounds()
+		if len(w.held) > 0 {
+			p.release(w, partition)
+		}
 		value, err := partialCodec{}.Encode(&Partial{
-			Partition: partition, WindowStart: start.UnixMilli(), WindowEnd: end, Items: w.win.TopK(),
+			Partition: partition, WindowStart: end - p.shape.windowMs, WindowEnd: end, Items: w.win.TopK(), Dropped: w.dropped,
 		})
 		if err != nil {
 			return err
 		}
+		w.dropped = 0
 		recs = append(recs, &kgo.Record{Topic: p.partials, Key: strconv.AppendInt(nil, end, 10), Value: value})
-	}
-	if len(recs) == 0 {
-		return nil
 	}
 	return p.io.produce(ctx, recs...)
 }

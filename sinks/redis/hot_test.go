@@ -161,7 +161,7 @@ func TestHotWriterStoresTheContractJSON(t *testing.T) {
 	got := rdb.Get(context.Background(), "hot:search:latest").Val()
 	want := `{"stream":"search","window_start":"2026-11-30T11:00:00.000Z","window_end":"2026-11-30T12:00:00.000Z",` +
 		`"generated_at":"2026-11-30T12:00:07.013Z","version":1796040007013,` +
-		`"items":[{"item":"weather","count":100,"error":0},{"item":"snow storm","count":90,"error":1}],"missing_partitions":[5]}`
+		`"items":[{"item":"weather","count":100,"error":0},{"item":"snow storm","count":90,"error":1}],"missing_partitions":[5],"dropped":0}`
 	if got != want {
 		t.Fatalf("hot:search:latest =\n%s\nwant\n%s", got, want)
 	}

@@ -1,0 +1,157 @@
+package hot
+
+import "time"
+
+// rules are the hot processor's decisions on event time: pure functions of what one loop
+// partition knows of the input partitions (a view), the configuration and a wall-clock time
+// passed in. The goka callbacks in processor.go only read the state, call these and write.
+type rules struct {
+	partitions                                 int   // input partitions
+	windowMs, slideMs, latenessMs, lookaheadMs int64 // the window's shape
+	idle                                       time.Duration
+}
+
+func newRules(cfg Config) rules {
+	return rules{partitions: cfg.Partitions, windowMs: cfg.Window.Milliseconds(), slideMs: cfg.Slide.Milliseconds(),
+		latenessMs: cfg.Lateness.Milliseconds(), lookaheadMs: cfg.Lookahead.Milliseconds(), idle: cfg.Idle}
+}
+
+// view is what a loop partition knows of the input partitions, from their watermark markers.
+type view struct {
+	marks    map[int32]int64     // input partition → watermark (its newest event time)
+	first    map[int32]int64     // input partition → its first watermark
+	markedAt map[int32]time.Time // input partition → when its watermark last moved (wall clock)
+	created  time.Time           // when this state was made (wall clock)
+}
+
+func newView(now time.Time) view {
+	return view{marks: map[int32]int64{}, first: map[int32]int64{}, markedAt: map[int32]time.Time{}, created: now}
+}
+
+// mark records input partition part's watermark ms, seen at now.
+func (v view) mark(part int32, ms int64, now time.Time) {
+	if _, ok := v.first[part]; !ok {
+		v.first[part] = ms
+	}
+	if ms > v.marks[part] {
+		v.marks[part] = ms
+		v.markedAt[part] = now
+	}
+}
+
+// low is the smallest watermark over the input partitions that hold the windows back at now:
+// those heard from whose watermark moved within idle. held is true while an input partition not
+// heard from yet may still hold them back (for idle after the state was made): then nothing
+// closes. low is -1 when no input partition holds them back.
+func (r rules) low(v view, now time.Time) (low int64, held bool) {
+	low = -1
+	for part := range int32(r.partitions) {
+		ms, ok := v.marks[part]
+		switch {
+		case !ok && now.Sub(v.created) < r.idle:
+			return -1, true
+		case !ok, now.Sub(v.markedAt[part]) > r.idle:
+			continue // never heard from, or idle: it no longer holds the windows back
+		}
+		if low < 0 || ms < low {
+			low = ms
+		}
+	}
+	return low, false
+}
+
+// target is the end of the last window a watermark closes: the lateness behind it, rounded
+// down to the slide.
+func (r rules) target(low int64) int64 { return (low - r.latenessMs) / r.slideMs * r.slideMs }
+
+// firstEnd is the end of the first window a partition emits: the first slide boundary not
+// before any input partition's first watermark (the same on every partition and in every run
+// over the same input), and not before the sketch's own start (started, Unix ms): when the
+// loop's first records are gone (retention) the window may have started later.
+func (r rules) firstEnd(v view, started int64) int64 {
+	origin := int64(0)
+	for part := range int32(r.partitions) {
+		if _, ok := v.marks[part]; ok {
+			origin = max(origin, v.first[part])
+		}
+	}
+	return max((origin+r.slideMs-1)/r.slideMs*r.slideMs, started)
+}
+
+// closing lists the ends of the windows to emit when the last window emitted ended at last
+// and the watermark allows windows up to target. Events in the sketch are all before
+// last + slide + lookahead (the ring's reach), so every window ending later than that plus
+// the window is empty: those are skipped, and only target's is emitted. A watermark that
+// jumps (a gap in the input, a query dated far ahead) therefore costs at most
+// (window + lookahead) / slide + 1 windows, whatever the gap. The list depends only on last
+// and target, so every partition emits the same windows.
+func (r rules) closing(last, target int64) []int64 {
+	if target < last+r.slideMs {
+		return nil
+	}
+	reach := last + r.slideMs + r.lookaheadMs + r.windowMs
+	var ends []int64
+	for end := last + r.slideMs; end <= min(target, reach); end += r.slideMs {
+		ends = append(ends, end)
+	}
+	if target > reach {
+		ends = append(ends, target)
+	}
+	return ends
+}
+
+// aheadMs is how far ahead of the closing window end an input partition may route events:
+// the lookahead less a fifth of it, the margin that absorbs the loop partitions' lag behind
+// one another (markers in flight, a partition read a little later).
+func (r rules) aheadMs() int64 { return r.lookaheadMs - r.lookaheadMs/5 }
+
+// admits tells whether an input partition may route an event at ms now (watermark
+// alignment), given the view of its own loop partition: yes when it is less than aheadMs
+// ahead of the window end the slowest input partition allows. No while an input partition not
+// heard from may still hold the windows back. An input partition that runs further ahead
+// waits: its events would land beyond the sketch's lookahead and be dropped.
+//
+// An event dated aheadMs or more after now (wall clock) never waits: no input partition
+// catches up with it faster than time passes, so one query dated far ahead would hold its
+// partition for as long. It goes on, and the sketch drops it as early (counted) unless the
+// windows got within the lookahead of it.
+func (r rules) admits(v view, ms int64, now time.Time) bool {
+	low, held := r.low(v, now)
+	switch {
+	case ms >= now.UnixMilli()+r.aheadMs():
+		return true
+	case held:
+		return false
+	case low < 0:
+		return true // nothing holds the windows back: none closes before an input moves again
+	}
+	return ms < r.target(low)+r.aheadMs()
+}
+
+// fate is what a loop partition does with a term.
+type fate uint8
+
+const (
+	fateCount     fate = iota // counted in the sketch
+	fateDuplicate             // a copy written again by a replay of the input: skipped
+	fateLate                  // its window was already emitted: dropped and counted
+)
+
+// termFate decides a term's fate: seen is the next input offset not yet counted per input
+// partition, last the end of the last window emitted (0: none yet).
+func termFate(seen map[int32]int64, last int64, r loopRecord) fate {
+	switch {
+	case r.offset < seen[r.partition]:
+		return fateDuplicate
+	case last != 0 && r.ms < last:
+		return fateLate
+	}
+	return fateCount
+}
+
+// catchUp is the range of loop offsets [from, to) a partition's state, which applied every
+// record up to applied, must read before the record at next: none when it already covers it
+// (the checkpoint, or a read ahead while its input waited, went past it).
+func catchUp(applied, next int64) (from, to int64, ok bool) {
+	return applied + 1, next, next > applied+1
+}

@@ -1,0 +1,190 @@
+package hot
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+// testRules: 3 input partitions, a one-minute window, 5 s slide, 2 s lateness, 50 s lookahead
+// (so aheadMs is 40 s), 30 s idle.
+var testRules = rules{partitions: 3, windowMs: 60_000, slideMs: 5000, latenessMs: 2000, lookaheadMs: 50_000, idle: 30 * time.Second}
+
+var t0 = time.Unix(1_800_000_000, 0)
+
+// at builds a view made at t0 whose input partitions' watermarks (ms) last moved at the given
+// seconds after t0; a partition absent from marks was never heard from.
+func at(marks map[int32]int64, movedSec map[int32]int) view {
+	v := newView(t0)
+	for p, ms := range marks {
+		v.marks[p], v.first[p] = ms, ms
+		v.markedAt[p] = t0.Add(time.Duration(movedSec[p]) * time.Second)
+	}
+	return v
+}
+
+func TestRulesLow(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		v    view
+		now  time.Duration // after t0
+		low  int64
+		held bool
+	}{
+		{"every partition heard: the smallest", at(map[int32]int64{0: 900, 1: 500, 2: 700}, nil), time.Second, 500, false},
+		{"one not heard yet holds the windows", at(map[int32]int64{0: 900, 1: 500}, nil), 10 * time.Second, -1, true},
+		{"one never heard, after idle: left out", at(map[int32]int64{0: 900, 1: 500}, map[int32]int{0: 25, 1: 25}), 31 * time.Second, 500, false},
+		{"an idle partition is left out", at(map[int32]int64{0: 900, 1: 500, 2: 700}, map[int32]int{0: 40, 2: 40}), 45 * time.Second, 700, false},
+		{"idle exactly at the limit still holds", at(map[int32]int64{0: 900, 1: 500, 2: 700}, map[int32]int{0: 30, 1: 30, 2: 30}), 60 * time.Second, 500, false},
+		{"all idle: none holds", at(map[int32]int64{0: 900, 1: 500, 2: 700}, nil), 31 * time.Second, -1, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			low, held := testRules.low(c.v, t0.Add(c.now))
+			if low != c.low || held != c.held {
+				t.Fatalf("low = %d, %v; want %d, %v", low, held, c.low, c.held)
+			}
+		})
+	}
+}
+
+func TestRulesTargetAndFirstEnd(t *testing.T) {
+	for _, c := range []struct{ low, want int64 }{{12_000, 10_000}, {11_999, 5000}, {7000, 5000}, {6999, 0}} {
+		if got := testRules.target(c.low); got != c.want {
+			t.Errorf("target(%d) = %d, want %d", c.low, got, c.want)
+		}
+	}
+	v := at(map[int32]int64{0: 61_000, 1: 62_500, 2: 70_000}, nil)
+	v.first = map[int32]int64{0: 1000, 1: 12_500, 2: 3000, 7: 99_000} // 7 is not an input partition
+	for _, c := range []struct{ started, want int64 }{{0, 15_000}, {10_000, 15_000}, {20_000, 20_000}} {
+		if got := testRules.firstEnd(v, c.started); got != c.want {
+			t.Errorf("firstEnd(started %d) = %d, want %d: the first slide boundary not before every first watermark", c.started, got, c.want)
+		}
+	}
+}
+
+func TestRulesClosing(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		last, target int64
+		want         []int64
+	}{
+		{"nothing passed", 100_000, 100_000, nil},
+		{"a watermark behind", 100_000, 90_000, nil},
+		{"one window", 100_000, 105_000, []int64{105_000}},
+		{"three windows", 100_000, 115_000, []int64{105_000, 110_000, 115_000}},
+		// The sketch holds events before last + slide + lookahead = 155 s, so windows ending
+		// after 215 s are empty: only the target's is emitted, whatever the gap.
+		{"a gap up to the reach", 100_000, 215_000, steps(105_000, 215_000)},
+		{"a gap past the reach", 100_000, 1_000_000_000, append(steps(105_000, 215_000), 1_000_000_000)},
+		{"a year-9999 watermark", 100_000, 253_402_300_799_000, append(steps(105_000, 215_000), 253_402_300_799_000)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := testRules.closing(c.last, c.target); !slices.Equal(got, c.want) {
+				t.Fatalf("closing(%d, %d) = %v, want %v", c.last, c.target, got, c.want)
+			}
+		})
+	}
+}
+
+func steps(from, to int64) []int64 {
+	var out []int64
+	for e := from; e <= to; e += 5000 {
+		out = append(out, e)
+	}
+	return out
+}
+
+func TestRulesAlignment(t *testing.T) {
+	// Watermarks 100 s, 130 s, 200 s: the slowest allows windows up to 95 s; an input
+	// partition may route events before 95 + 40 = 135 s.
+	heard := at(map[int32]int64{0: 100_000, 1: 130_000, 2: 200_000}, nil)
+	for _, c := range []struct {
+		name   string
+		v      view
+		now    time.Duration
+		ms     int64
+		admits bool
+	}{
+		{"behind the slowest", heard, time.Second, 50_000, true},
+		{"just inside", heard, time.Second, 134_999, true},
+		{"too far ahead: wait", heard, time.Second, 135_000, false},
+		{"a partition not heard from yet: wait", at(map[int32]int64{0: 100_000, 2: 200_000}, nil), time.Second, 1, false},
+		{"the slowest went idle: the next one counts", at(map[int32]int64{0: 100_000, 1: 130_000, 2: 200_000}, map[int32]int{1: 40, 2: 40}), 45 * time.Second, 160_000, true},
+		{"all idle: nothing to wait for", heard, time.Minute, 1 << 50, true},
+		// t0 is 1.8e12 ms: an event dated 40 s or more after the wall clock never waits.
+		{"dated in the future: does not wait", heard, 0, 1_800_000_040_000, true},
+		{"dated just before that: waits", heard, 0, 1_800_000_039_999, false},
+		{"dated in the future, a partition not heard: does not wait", at(map[int32]int64{0: 100_000}, nil), 0, 1_800_000_040_000, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			now := t0.Add(c.now)
+			if got := testRules.admits(c.v, c.ms, now); got != c.admits {
+				t.Errorf("admits(%d) = %v, want %v", c.ms, got, c.admits)
+			}
+		})
+	}
+}
+
+// TestRulesSlowestNeverWaits: whatever the other partitions' watermarks, the input partition
+// with the smallest one may route any event up to its own watermark (it never waits on the
+// others, so alignment cannot deadlock).
+func TestRulesSlowestNeverWaits(t *testing.T) {
+	for _, others := range [][2]int64{{0, 0}, {1, 1}, {5000, 3_600_000}, {1 << 40, 1 << 41}} {
+		own := int64(1_000_000)
+		v := at(map[int32]int64{0: own, 1: own + others[0], 2: own + others[1]}, nil)
+		for _, ms := range []int64{0, own - 60_000, own - 1, own} {
+			if !testRules.admits(v, ms, t0) {
+				t.Fatalf("others %v: the slowest partition waits for an event at %d (its watermark %d)", others, ms, own)
+			}
+		}
+	}
+}
+
+func TestViewMark(t *testing.T) {
+	v := newView(t0)
+	v.mark(1, 500, t0.Add(time.Second))
+	v.mark(1, 400, t0.Add(2*time.Second)) // an older marker (a replayed one) moves nothing
+	v.mark(1, 600, t0.Add(3*time.Second))
+	if v.first[1] != 500 || v.marks[1] != 600 || !v.markedAt[1].Equal(t0.Add(3*time.Second)) {
+		t.Fatalf("view after marks: first %d, mark %d at %s", v.first[1], v.marks[1], v.markedAt[1])
+	}
+}
+
+func TestTermFate(t *testing.T) {
+	seen := map[int32]int64{0: 10, 1: 0}
+	for _, c := range []struct {
+		name string
+		last int64
+		r    loopRecord
+		want fate
+	}{
+		{"new", 50_000, loopRecord{ms: 60_000, partition: 0, offset: 10}, fateCount},
+		{"a replayed copy", 50_000, loopRecord{ms: 60_000, partition: 0, offset: 9}, fateDuplicate},
+		{"a copy, late too: still a copy", 50_000, loopRecord{ms: 1, partition: 0, offset: 3}, fateDuplicate},
+		{"late: its window was emitted", 50_000, loopRecord{ms: 49_999, partition: 1, offset: 0}, fateLate},
+		{"at the last window's end: not late", 50_000, loopRecord{ms: 50_000, partition: 1, offset: 0}, fateCount},
+		{"no window emitted yet: never late", 0, loopRecord{ms: 1, partition: 1, offset: 5}, fateCount},
+	} {
+		if got := termFate(seen, c.last, c.r); got != c.want {
+			t.Errorf("%s: termFate = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+func TestCatchUp(t *testing.T) {
+	for _, c := range []struct {
+		applied, next, from, to int64
+		ok                      bool
+	}{
+		{-1, 0, 0, 0, false},    // nothing before the first record
+		{-1, 5, 0, 5, true},     // no checkpoint: read from the start
+		{41, 42, 42, 42, false}, // the checkpoint ends right before it
+		{41, 100, 42, 100, true},
+		{120, 100, 121, 100, false}, // read ahead while the input waited: goka's record is skipped
+	} {
+		from, to, ok := catchUp(c.applied, c.next)
+		if ok != c.ok || ok && (from != c.from || to != c.to) {
+			t.Errorf("catchUp(%d, %d) = [%d, %d) %v, want [%d, %d) %v", c.applied, c.next, from, to, ok, c.from, c.to, c.ok)
+		}
+	}
+}
