@@ -16,9 +16,11 @@ import (
 	"time"
 
 	"github.com/lovoo/goka"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rankstream/rankstream/internal/kafkaconf"
+	"github.com/rankstream/rankstream/internal/obs"
 	"github.com/rankstream/rankstream/processors"
 	"github.com/rankstream/rankstream/sketch"
 	"github.com/rankstream/rankstream/topics"
@@ -133,7 +135,8 @@ type processor struct {
 	shape       shape
 	rules       rules
 	drops       *dropLog
-	mu          sync.Mutex // guards the maps below; each partition's state is used by its own goroutine only
+	in          prometheus.Counter // queries consumed (rankstream_events_in_total)
+	mu          sync.Mutex         // guards the maps below; each partition's state is used by its own goroutine only
 	inputs      map[int32]*inputState
 	windows     map[int32]*windowState
 }
@@ -142,6 +145,7 @@ func newProcessor(cfg Config, io *kafkaIO) *processor {
 	cfg.defaults()
 	p := &processor{
 		cfg: cfg, dlq: cfg.Names.Stream(topics.DLQ), io: io,
+		in:          obs.EventsIn.WithLabelValues(string(topics.SearchQueries)),
 		partials:    string(cfg.Names.Stream(topics.HotPartials)),
 		checkpoints: string(cfg.Names.Stream(topics.HotCheckpoints)),
 		loop:        string(cfg.Names.Loop(topics.HotGroup)),
@@ -202,6 +206,7 @@ func Run(ctx context.Context, cfg Config, brokers []string, opts ...goka.Process
 // end this input partition allows moves, a watermark marker to every partition. An input
 // partition that runs too far ahead of the slowest one waits first (align).
 func (p *processor) route(ctx goka.Context, msg any) {
+	p.in.Inc()
 	value, _ := msg.([]byte)
 	q, term, err := topics.DecodeSearchQuery(ctx.Key(), value, ctx.Timestamp())
 	if err != nil {
