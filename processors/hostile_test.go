@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -62,7 +61,7 @@ func TestHostileInput(t *testing.T) {
 		redisAddr, redisDB := testenv.RedisAddr(t)
 		rdb := goredis.NewClient(&goredis.Options{Addr: redisAddr, DB: redisDB})
 		defer rdb.Close()
-		httpAddr := freeAddr(t)
+		httpAddr := testenv.FreeAddr(t)
 		proc := testenv.StartProcess(t, "processor", testenv.Rankstream(t), "process",
 			"--brokers", strings.Join(brokers, ","), "--redis", fmt.Sprintf("redis://%s/%d", redisAddr, redisDB),
 			"--topic-prefix", prefix, "--partitions", "8", "--http", httpAddr, "--coalesce", "100ms", "--log-level", "warn")
@@ -359,17 +358,6 @@ func loopTerms(t *testing.T, ctx context.Context, kc kafkaconf.Config, n int) ma
 		})
 	}
 	return terms
-}
-
-// freeAddr returns a loopback address with a port free at the moment.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // scrape reads a Prometheus text page into "name{labels}" → value.

@@ -3,6 +3,7 @@ package testenv
 import (
 	"net"
 	"os/exec"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -76,12 +77,24 @@ func (p *serverProc) signal(sig syscall.Signal) {
 	}
 }
 
-func freePort(t testing.TB) int {
+// FreeAddr returns a loopback host:port whose port is free right now, for a server the test
+// starts (rarely, another process takes the port first).
+func FreeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("testenv: free port: %v", err)
 	}
 	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return ln.Addr().String()
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	_, port, _ := net.SplitHostPort(FreeAddr(t))
+	n, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatalf("testenv: free port: %v", err)
+	}
+	return n
 }
