@@ -11,8 +11,8 @@ import (
 	"github.com/rankstream/rankstream/internal/obs"
 )
 
-// lagEvery is how often Run exports a processor's consumer lag.
-const lagEvery = 5 * time.Second
+// LagEvery is how often rankstream_consumer_lag{group} is exported, for every consumer group.
+const LagEvery = 5 * time.Second
 
 // Run runs proc, a goka processor of group, until ctx ends or it fails, the same way for every
 // processor of rankstream: it logs the start and the end, exports the group's consumer lag
@@ -71,9 +71,9 @@ func Run(ctx context.Context, proc *goka.Processor, group goka.Group, log *slog.
 	return nil
 }
 
-// reportLag sets lag to the processor's consumer lag every lagEvery until ctx ends.
+// reportLag sets lag to the processor's consumer lag every LagEvery until ctx ends.
 func reportLag(ctx context.Context, proc *goka.Processor, lag interface{ Set(float64) }) {
-	t := time.NewTicker(lagEvery)
+	t := time.NewTicker(LagEvery)
 	defer t.Stop()
 	for {
 		select {

@@ -167,15 +167,12 @@ func write(ctx context.Context, store Store, snaps []topics.TopKSnapshot, log *s
 	return nil
 }
 
-// lagEvery is how often the group's lag is exported.
-const lagEvery = 5 * time.Second
-
-// reportLag exports, every lagEvery, the group's lag on the partitions this member owns: the
+// reportLag exports, every processors.LagEvery, the group's lag on the partitions this member owns: the
 // snapshots queued for the store and not written yet.
 func reportLag(ctx context.Context, cl *kgo.Client, group string) {
 	adm := kadm.NewClient(cl)
 	gauge := obs.ConsumerLag.WithLabelValues(group)
-	t := time.NewTicker(lagEvery)
+	t := time.NewTicker(processors.LagEvery)
 	defer t.Stop()
 	for {
 		select {
