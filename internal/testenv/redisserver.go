@@ -83,6 +83,3 @@ func (s *RedisServer) Pause() { s.proc.signal(syscall.SIGSTOP) }
 
 // Resume continues a paused server (SIGCONT).
 func (s *RedisServer) Resume() { s.proc.signal(syscall.SIGCONT) }
-
-// String names the server in messages.
-func (s *RedisServer) String() string { return fmt.Sprintf("private redis-server %s", s.Addr()) }
