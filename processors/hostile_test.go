@@ -169,6 +169,22 @@ func TestHostileInput(t *testing.T) {
 				t.Errorf("%s = %v, want %d", name, got, n)
 			}
 		}
+		// Logged at warn too, with a rate limit (processors.TestDeadLetterCountsAndLogsWithRateLimit).
+		logged := map[string]bool{}
+		for _, line := range strings.Split(proc.Output(), "\n") {
+			if strings.Contains(line, `level=WARN msg="record dead-lettered"`) {
+				for _, f := range strings.Fields(line) {
+					if topic, ok := strings.CutPrefix(f, "topic="); ok {
+						logged[topic] = true
+					}
+				}
+			}
+		}
+		for _, topic := range []goka.Stream{topics.StepsReported, topics.SearchQueries} {
+			if !logged[string(kc.Names.Stream(topic))] {
+				t.Errorf("no dead letter of %s in the process's log", kc.Names.Stream(topic))
+			}
+		}
 		if err := proc.Exited(); err != nil {
 			t.Fatalf("process %v\n%s", err, proc.Output())
 		}
