@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -62,7 +61,7 @@ func TestHostileInput(t *testing.T) {
 		redisAddr, redisDB := testenv.RedisAddr(t)
 		rdb := goredis.NewClient(&goredis.Options{Addr: redisAddr, DB: redisDB})
 		defer rdb.Close()
-		httpAddr := freeAddr(t)
+		httpAddr := testenv.FreeAddr(t)
 		proc := testenv.StartProcess(t, "processor", testenv.Rankstream(t), "process",
 			"--brokers", strings.Join(brokers, ","), "--redis", fmt.Sprintf("redis://%s/%d", redisAddr, redisDB),
 			"--topic-prefix", prefix, "--partitions", "8", "--http", httpAddr, "--coalesce", "100ms", "--log-level", "warn")
@@ -169,6 +168,22 @@ func TestHostileInput(t *testing.T) {
 			name := fmt.Sprintf(`rankstream_dead_lettered_total{topic="%s"}`, kc.Names.Stream(topic))
 			if got := metrics[name]; got != float64(n) {
 				t.Errorf("%s = %v, want %d", name, got, n)
+			}
+		}
+		// Logged at warn too, with a rate limit (processors.TestDeadLetterCountsAndLogsWithRateLimit).
+		logged := map[string]bool{}
+		for _, line := range strings.Split(proc.Output(), "\n") {
+			if strings.Contains(line, `level=WARN msg="record dead-lettered"`) {
+				for _, f := range strings.Fields(line) {
+					if topic, ok := strings.CutPrefix(f, "topic="); ok {
+						logged[topic] = true
+					}
+				}
+			}
+		}
+		for _, topic := range []goka.Stream{topics.StepsReported, topics.SearchQueries} {
+			if !logged[string(kc.Names.Stream(topic))] {
+				t.Errorf("no dead letter of %s in the process's log", kc.Names.Stream(topic))
 			}
 		}
 		if err := proc.Exited(); err != nil {
@@ -360,17 +375,6 @@ func loopTerms(t *testing.T, ctx context.Context, kc kafkaconf.Config, n int) ma
 		})
 	}
 	return terms
-}
-
-// freeAddr returns a loopback address with a port free at the moment.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // scrape reads a Prometheus text page into "name{labels}" → value.

@@ -11,14 +11,15 @@ import (
 	"github.com/rankstream/rankstream/internal/obs"
 )
 
-// lagEvery is how often Run exports a processor's consumer lag.
-const lagEvery = 5 * time.Second
+// LagEvery is how often rankstream_consumer_lag{group} is exported, for every consumer group.
+const LagEvery = 5 * time.Second
 
 // Run runs proc, a goka processor of group, until ctx ends or it fails, the same way for every
 // processor of rankstream: it logs the start and the end, exports the group's consumer lag
 // (rankstream_consumer_lag{group}: records behind the high-water marks of the input and loop
 // partitions this instance owns) every 5 s, and shows the processor to the Supervisor running
-// it (Supervisor.Run), whose readiness follows the processor's state.
+// it (Supervisor.Run), whose readiness follows the processor's state. The processor's dead
+// letters (DeadLetter) are logged through log.
 //
 // beside run next to the processor (e.g. the merge's sweep over its table); their context ends
 // when ctx does or the processor stops by itself. The processor is stopped only after every one
@@ -29,7 +30,7 @@ func Run(ctx context.Context, proc *goka.Processor, group goka.Group, log *slog.
 		u.attach(proc)
 		defer u.detach(proc)
 	}
-	procCtx, stopProc := context.WithCancel(context.WithoutCancel(ctx))
+	procCtx, stopProc := context.WithCancel(withDeadLetterLog(context.WithoutCancel(ctx), log))
 	defer stopProc()
 	besideCtx, stopBeside := context.WithCancel(ctx)
 	defer stopBeside()
@@ -70,9 +71,9 @@ func Run(ctx context.Context, proc *goka.Processor, group goka.Group, log *slog.
 	return nil
 }
 
-// reportLag sets lag to the processor's consumer lag every lagEvery until ctx ends.
+// reportLag sets lag to the processor's consumer lag every LagEvery until ctx ends.
 func reportLag(ctx context.Context, proc *goka.Processor, lag interface{ Set(float64) }) {
-	t := time.NewTicker(lagEvery)
+	t := time.NewTicker(LagEvery)
 	defer t.Stop()
 	for {
 		select {

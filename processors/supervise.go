@@ -17,9 +17,9 @@ import (
 	"github.com/rankstream/rankstream/internal/obs"
 )
 
-// Backoff bounds of Supervisor restarts: the first restart waits MinRestartDelay, each one
-// after a failed attempt twice as long, up to MaxRestartDelay. An attempt that ran healthy for
-// a StableAfter starts the next series from MinRestartDelay again.
+// Backoff bounds of Supervisor restarts: the first restart waits about MinRestartDelay, each
+// one after a failed attempt twice as long, up to about MaxRestartDelay (RestartWait). An
+// attempt that ran healthy for a StableAfter starts the next series from MinRestartDelay again.
 const (
 	MinRestartDelay = time.Second
 	MaxRestartDelay = 30 * time.Second
@@ -138,8 +138,8 @@ func (u *unit) set(up bool, err error) {
 
 // Run runs run under the name until ctx ends, and restarts it with backoff whenever it returns
 // an error that is not Permanent (or returns nil while ctx has not ended). It returns nil once
-// ctx ended (unless the last attempt's error is ErrUnwritten), or the permanent error. Processors that run calls through Run (this package's)
-// count for Ready.
+// ctx ended (unless the last attempt's error is ErrUnwritten), or the permanent error.
+// Processors that run calls through Run (this package's) count for Ready.
 func (s *Supervisor) Run(ctx context.Context, name string, run func(context.Context) error) error {
 	u := &unit{name: name}
 	s.mu.Lock()
@@ -174,7 +174,7 @@ func (s *Supervisor) Run(ctx context.Context, name string, run func(context.Cont
 		if time.Since(start) >= StableAfter {
 			delay = MinRestartDelay
 		}
-		wait := delay/2 + rand.N(delay/2+1)
+		wait := RestartWait(delay)
 		log.Warn("unit failed: restarting", "attempt", attempt, "ran", time.Since(start).Round(time.Millisecond),
 			"restart_in", wait.Round(time.Millisecond), "err", err)
 		select {
@@ -186,6 +186,11 @@ func (s *Supervisor) Run(ctx context.Context, name string, run func(context.Cont
 		delay = min(2*delay, MaxRestartDelay)
 	}
 }
+
+// RestartWait is the wait of a restart (or any retry at the pace of restarts) whose base
+// delay is delay: between half of it and all of it, at random, so that units or instances
+// failing together do not retry together.
+func RestartWait(delay time.Duration) time.Duration { return delay/2 + rand.N(delay/2+1) }
 
 // Ready returns nil when every unit runs with its processors in goka's running state, else why
 // not.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -54,24 +53,13 @@ func newStepsRun(t testing.TB, brokers []string, redisAddr string, redisDB int, 
 // start starts an instance of `rankstream process` (it creates the topics itself).
 func (r *stepsRun) start(name string) *testenv.Process {
 	r.t.Helper()
-	addr := freeAddr(r.t)
+	addr := testenv.FreeAddr(r.t)
 	args := append([]string{"process", "--brokers", strings.Join(r.brokers, ","), "--redis", r.redis,
 		"--topic-prefix", r.prefix, "--http", addr, "--log-level", "info"}, r.extra...)
 	p := testenv.StartProcess(r.t, name, testenv.Rankstream(r.t), args...)
 	r.procs = append(r.procs, p)
 	r.https = append(r.https, addr)
 	return p
-}
-
-// freeAddr returns a loopback address with a port free right now.
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // report sends n step reports of this run's users 0 to users-1 (the steps value grows with every

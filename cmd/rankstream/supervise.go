@@ -33,7 +33,7 @@ func supervise(ctx context.Context, sup *processors.Supervisor, units []unit) er
 const topicsTimeout = 30 * time.Second
 
 // ensureTopics creates and verifies the topics (kafkaconf.Config.EnsureTopics), retrying with
-// the supervisor's backoff while the brokers cannot be reached or are not ready: a broker down
+// the supervisor's backoff (processors.RestartWait) while the brokers cannot be reached or are not ready: a broker down
 // at start-up delays the start (each attempt logged), it does not end the process. A topic that
 // does not match its spec (or is missing with create=false) ends it.
 func ensureTopics(ctx context.Context, kc kafkaconf.Config, create bool, log *slog.Logger) error {
@@ -51,11 +51,12 @@ func ensureTopics(ctx context.Context, kc kafkaconf.Config, create bool, log *sl
 		case errors.Is(err, kafkaconf.ErrTopicMismatch), ctx.Err() != nil:
 			return err
 		}
-		log.Warn("kafka: topics not ready, retrying", "attempt", attempt, "retry_in", delay, "brokers", kc.Brokers, "err", err)
+		wait := processors.RestartWait(delay)
+		log.Warn("kafka: topics not ready, retrying", "attempt", attempt, "retry_in", wait.Round(time.Millisecond), "brokers", kc.Brokers, "err", err)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(delay):
+		case <-time.After(wait):
 		}
 		delay = min(2*delay, processors.MaxRestartDelay)
 	}

@@ -21,13 +21,15 @@ var forbidden = map[string][]string{
 	"sinks":         {module + "processors", module + "cmd", "github.com/lovoo/goka", "github.com/IBM/sarama", "github.com/twmb/franz-go"},
 	"internal/query": {module + "processors", module + "sinks", "github.com/lovoo/goka", "github.com/IBM/sarama",
 		"github.com/twmb/franz-go", "github.com/ClickHouse/"},
-	"internal/obs": {module},
+	"internal/obs":     {module},
+	"internal/backoff": {module},
 }
 
 // only lists, per package, the only non-standard-library imports its non-test files may use.
 var only = map[string][]string{
 	"sketch":           {},
 	"internal/rank":    {},
+	"internal/backoff": {},
 	"sinks/clickhouse": {"github.com/ClickHouse/clickhouse-go/v2", module + "internal/obs"},
 	"internal/testenv": {"github.com/twmb/franz-go", "github.com/redis/go-redis", "github.com/ClickHouse/clickhouse-go/v2"},
 }

@@ -13,7 +13,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/rankstream/rankstream/internal/obs"
@@ -39,7 +38,7 @@ type Server struct {
 	mux     *http.ServeMux
 	hot     *hotCache
 	timeout time.Duration
-	errLog  rateLog
+	errLog  obs.LogLimiter
 }
 
 // Option configures a Server.
@@ -115,32 +114,10 @@ func (s *Server) unavailable(r *http.Request, err error) *apiError {
 	if r.Context().Err() != nil { // the client went away: nothing to tell anyone
 		return &apiError{http.StatusServiceUnavailable, "request cancelled"}
 	}
-	if n, ok := s.errLog.allow(time.Now()); ok {
-		s.log.Error("query: redis read failed", "path", r.URL.Path, "err", err, "not_logged", n)
-	}
+	s.errLog.Log(r.Context(), s.log, slog.LevelError, "query: redis read failed", "path", r.URL.Path, "err", err)
 	var ne net.Error
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, goredis.ErrPoolTimeout) || errors.As(err, &ne) && ne.Timeout() {
 		return &apiError{http.StatusServiceUnavailable, fmt.Sprintf("redis did not answer within %s; retry", s.timeout)}
 	}
 	return &apiError{http.StatusServiceUnavailable, "redis unavailable; retry"}
-}
-
-// rateLog lets one message through per second and counts the others.
-type rateLog struct {
-	mu      sync.Mutex
-	last    time.Time
-	dropped int
-}
-
-// allow reports whether to log now, and how many were held back since the last one logged.
-func (l *rateLog) allow(now time.Time) (int, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if now.Sub(l.last) < time.Second {
-		l.dropped++
-		return 0, false
-	}
-	n := l.dropped
-	l.last, l.dropped = now, 0
-	return n, true
 }

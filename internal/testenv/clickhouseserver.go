@@ -22,8 +22,7 @@ type ClickHouseServer struct {
 	dir      string
 	port     int
 	httpPort int
-	cmd      *exec.Cmd
-	done     chan struct{}
+	proc     serverProc
 }
 
 // StartClickHouseServer starts a private clickhouse-server on free loopback ports and stops it
@@ -36,13 +35,10 @@ func StartClickHouseServer(t testing.TB) *ClickHouseServer {
 		bin, err = exec.LookPath("/usr/sbin/clickhouse-server")
 	}
 	if err != nil {
-		msg := "testenv: no clickhouse-server binary for a private server: " + err.Error()
-		if RequireServers() {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		noServer(t, "testenv: no clickhouse-server binary for a private server: "+err.Error())
 	}
 	s := &ClickHouseServer{t: t, bin: bin, dir: t.TempDir(), port: freePort(t), httpPort: freePort(t)}
+	s.proc = serverProc{t: t, name: fmt.Sprintf("clickhouse-server on port %d", s.port)}
 	t.Cleanup(func() { s.Stop(syscall.SIGKILL) })
 	s.writeConfig()
 	s.Start()
@@ -95,47 +91,18 @@ func (s *ClickHouseServer) writeConfig() {
 // Start starts the server (again, after Stop) on its ports and data and waits until it answers.
 func (s *ClickHouseServer) Start() {
 	s.t.Helper()
-	s.cmd = exec.Command(s.bin, "--config-file="+filepath.Join(s.dir, "config.xml"))
-	s.cmd.Dir = s.dir
-	if err := s.cmd.Start(); err != nil {
-		s.t.Fatalf("testenv: start clickhouse-server: %v", err)
-	}
-	done := make(chan struct{})
-	s.done = done
-	go func(cmd *exec.Cmd) { _ = cmd.Wait(); close(done) }(s.cmd)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	cmd := exec.Command(s.bin, "--config-file="+filepath.Join(s.dir, "config.xml"))
+	cmd.Dir = s.dir
+	s.proc.start(cmd, 60*time.Second, 100*time.Millisecond, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		err := execClickHouse(ctx, s.Addr(), "SELECT 1")
-		cancel()
-		if err == nil {
-			return
-		}
-		select {
-		case <-done:
-			log, _ := os.ReadFile(filepath.Join(s.dir, "server.err.log"))
-			s.t.Fatalf("testenv: private clickhouse-server on port %d exited: %s", s.port, log)
-		default:
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("testenv: private clickhouse-server on port %d does not answer: %v", s.port, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		defer cancel()
+		return execClickHouse(ctx, s.Addr(), "SELECT 1")
+	}, func() string {
+		log, _ := os.ReadFile(filepath.Join(s.dir, "server.err.log"))
+		return string(log)
+	})
 }
 
 // Stop ends the server with sig (SIGTERM: a clean shutdown; SIGKILL: a crash) and waits until
 // it is gone; after a minute a SIGTERM becomes SIGKILL. Stopping a stopped server is a no-op.
-func (s *ClickHouseServer) Stop(sig syscall.Signal) {
-	if s.cmd == nil {
-		return
-	}
-	_ = s.cmd.Process.Signal(sig)
-	select {
-	case <-s.done:
-	case <-time.After(time.Minute):
-		_ = s.cmd.Process.Kill()
-		<-s.done
-	}
-	s.cmd = nil
-}
+func (s *ClickHouseServer) Stop(sig syscall.Signal) { s.proc.stop(sig) }

@@ -28,8 +28,7 @@ type KafkaServer struct {
 	java, libs     string
 	dir            string
 	port, ctrlPort int
-	cmd            *exec.Cmd
-	done           chan struct{}
+	proc           serverProc
 }
 
 // kafkaLibs is where deploy/local/servers.sh caches the broker's jars.
@@ -61,13 +60,10 @@ func StartKafkaServer(t testing.TB) *KafkaServer {
 		err = lerr
 	}
 	if err != nil {
-		msg := "testenv: cannot run a private Kafka broker: " + err.Error()
-		if RequireServers() {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		noServer(t, "testenv: cannot run a private Kafka broker: "+err.Error())
 	}
 	s := &KafkaServer{t: t, java: java, libs: libs, dir: t.TempDir(), port: freePort(t), ctrlPort: freePort(t)}
+	s.proc = serverProc{t: t, name: fmt.Sprintf("kafka on port %d", s.port)}
 	t.Cleanup(func() { s.Stop(syscall.SIGKILL) })
 	s.writeConfig()
 	id := make([]byte, 16)
@@ -79,16 +75,6 @@ func StartKafkaServer(t testing.TB) *KafkaServer {
 	}
 	s.Start()
 	return s
-}
-
-func freePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("testenv: free port: %v", err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 func (s *KafkaServer) path(name string) string { return filepath.Join(s.dir, name) }
@@ -143,30 +129,9 @@ func (s *KafkaServer) Start() {
 		s.t.Fatal(err)
 	}
 	defer logf.Close()
-	s.cmd = exec.Command(s.java, append(s.jvmFlags("-Xms128m", "-Xmx512m", "-Dkafka.root.level=WARN"), "kafka.Kafka", s.path("server.properties"))...)
-	s.cmd.Stdout, s.cmd.Stderr = logf, logf
-	if err := s.cmd.Start(); err != nil {
-		s.t.Fatalf("testenv: start kafka: %v", err)
-	}
-	done := make(chan struct{})
-	s.done = done
-	go func(cmd *exec.Cmd) { _ = cmd.Wait(); close(done) }(s.cmd)
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		err := pingKafka(s.Addr())
-		if err == nil {
-			return
-		}
-		select {
-		case <-done:
-			s.t.Fatalf("testenv: private kafka on port %d exited:\n%s", s.port, s.tail())
-		default:
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("testenv: private kafka on port %d does not answer: %v\n%s", s.port, err, s.tail())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	cmd := exec.Command(s.java, append(s.jvmFlags("-Xms128m", "-Xmx512m", "-Dkafka.root.level=WARN"), "kafka.Kafka", s.path("server.properties"))...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	s.proc.start(cmd, 90*time.Second, 200*time.Millisecond, func() error { return pingKafka(s.Addr()) }, s.tail)
 }
 
 func (s *KafkaServer) tail() string {
@@ -177,16 +142,4 @@ func (s *KafkaServer) tail() string {
 
 // Stop ends the broker with sig (SIGTERM: a clean shutdown; SIGKILL: a crash) and waits until
 // it is gone; after a minute a SIGTERM becomes SIGKILL. Stopping a stopped broker is a no-op.
-func (s *KafkaServer) Stop(sig syscall.Signal) {
-	if s.cmd == nil {
-		return
-	}
-	_ = s.cmd.Process.Signal(sig)
-	select {
-	case <-s.done:
-	case <-time.After(time.Minute):
-		_ = s.cmd.Process.Kill()
-		<-s.done
-	}
-	s.cmd = nil
-}
+func (s *KafkaServer) Stop(sig syscall.Signal) { s.proc.stop(sig) }

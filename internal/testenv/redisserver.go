@@ -24,8 +24,7 @@ type RedisServer struct {
 	bin  string
 	dir  string
 	port int
-	cmd  *exec.Cmd
-	done chan struct{}
+	proc serverProc
 }
 
 // StartRedisServer starts a private redis-server on a free loopback port and stops it when the
@@ -35,19 +34,11 @@ func StartRedisServer(t testing.TB) *RedisServer {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
-		msg := "testenv: no redis-server binary for a private server: " + err.Error()
-		if RequireServers() {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		noServer(t, "testenv: no redis-server binary for a private server: "+err.Error())
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("testenv: free port: %v", err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	s := &RedisServer{t: t, bin: bin, dir: t.TempDir(), port: port}
+	port := freePort(t)
+	s := &RedisServer{t: t, bin: bin, dir: t.TempDir(), port: port,
+		proc: serverProc{t: t, name: fmt.Sprintf("redis-server on port %d", port)}}
 	t.Cleanup(func() { s.Kill() })
 	s.Start()
 	return s
@@ -67,68 +58,28 @@ func (s *RedisServer) Client() *redis.Client {
 // answers PING.
 func (s *RedisServer) Start() {
 	s.t.Helper()
-	s.cmd = exec.Command(s.bin, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "yes", "--appendfsync", "always", "--dir", s.dir,
-		"--logfile", filepath.Join(s.dir, "server.log"))
-	if err := s.cmd.Start(); err != nil {
-		s.t.Fatalf("testenv: start redis-server: %v", err)
-	}
-	done := make(chan struct{})
-	s.done = done
-	go func(cmd *exec.Cmd) { _ = cmd.Wait(); close(done) }(s.cmd)
 	c := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1})
 	defer c.Close()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	cmd := exec.Command(s.bin, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "yes", "--appendfsync", "always", "--dir", s.dir,
+		"--logfile", filepath.Join(s.dir, "server.log"))
+	s.proc.start(cmd, 20*time.Second, 20*time.Millisecond, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		err := c.Ping(ctx).Err()
-		cancel()
-		if err == nil {
-			return
-		}
-		select {
-		case <-done:
-			log, _ := os.ReadFile(filepath.Join(s.dir, "server.log"))
-			s.t.Fatalf("testenv: redis-server on port %d exited: %s", s.port, log)
-		default:
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("testenv: redis-server on port %d does not answer: %v", s.port, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		defer cancel()
+		return c.Ping(ctx).Err()
+	}, func() string {
+		log, _ := os.ReadFile(filepath.Join(s.dir, "server.log"))
+		return string(log)
+	})
 }
 
 // Kill ends the server with SIGKILL (a crash: acknowledged writes survive through the AOF) and
 // waits until it is gone. Killing a stopped server is a no-op.
-func (s *RedisServer) Kill() {
-	if s.cmd == nil {
-		return
-	}
-	s.signal(syscall.SIGKILL)
-	<-s.done
-	s.cmd = nil
-}
+func (s *RedisServer) Kill() { s.proc.stop(syscall.SIGKILL) }
 
 // Pause stops the server with SIGSTOP: it keeps its connections but answers nothing, like a
 // server stuck in a long command or a swapped-out host. Resume undoes it.
-func (s *RedisServer) Pause() { s.signal(syscall.SIGSTOP) }
+func (s *RedisServer) Pause() { s.proc.signal(syscall.SIGSTOP) }
 
 // Resume continues a paused server (SIGCONT).
-func (s *RedisServer) Resume() { s.signal(syscall.SIGCONT) }
-
-func (s *RedisServer) signal(sig syscall.Signal) {
-	if s.cmd == nil {
-		return
-	}
-	if err := s.cmd.Process.Signal(sig); err != nil {
-		select {
-		case <-s.done:
-		default:
-			s.t.Errorf("testenv: redis-server: signal %v: %v", sig, err)
-		}
-	}
-}
-
-// String names the server in messages.
-func (s *RedisServer) String() string { return fmt.Sprintf("private redis-server %s", s.Addr()) }
+func (s *RedisServer) Resume() { s.proc.signal(syscall.SIGCONT) }

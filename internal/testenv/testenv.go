@@ -29,13 +29,18 @@ func serverAddr(t testing.TB, envVar, what string) string {
 	if addr := os.Getenv(envVar); addr != "" {
 		return addr
 	}
-	msg := fmt.Sprintf("testenv: no real %s: %s is not set "+
-		"(run `make test`, or `deploy/local/servers.sh start && . /tmp/rankstream-servers/env`)", what, envVar)
+	noServer(t, fmt.Sprintf("testenv: no real %s: %s is not set "+
+		"(run `make test`, or `deploy/local/servers.sh start && . /tmp/rankstream-servers/env`)", what, envVar))
+	return ""
+}
+
+// noServer skips the test for want of a server, saying msg, or fails it when RequireServers.
+func noServer(t testing.TB, msg string) {
+	t.Helper()
 	if RequireServers() {
 		t.Fatalf("%s; %s=1 forbids skipping", msg, EnvRequireServers)
 	}
 	t.Skip(msg)
-	return ""
 }
 
 // maxNameTestPart bounds the part of a UniqueName taken from the test name.

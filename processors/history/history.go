@@ -12,13 +12,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/rankstream/rankstream/internal/backoff"
 	"github.com/rankstream/rankstream/internal/kafkaconf"
 	"github.com/rankstream/rankstream/internal/obs"
 	"github.com/rankstream/rankstream/processors"
@@ -143,7 +143,7 @@ func Run(ctx context.Context, kc kafkaconf.Config, store Store, log *slog.Logger
 // write writes snaps, retrying with backoff while the failure is retryable; it returns nil
 // once written or when ctx ended.
 func write(ctx context.Context, store Store, snaps []topics.TopKSnapshot, log *slog.Logger) error {
-	wait := 50 * time.Millisecond
+	wait := backoff.New(50*time.Millisecond, 5*time.Second)
 	for attempt := 1; len(snaps) > 0; attempt++ {
 		err := store.Write(ctx, snaps)
 		switch {
@@ -160,25 +160,19 @@ func write(ctx context.Context, store Store, snaps []topics.TopKSnapshot, log *s
 		if attempt == 1 || attempt%20 == 0 {
 			log.Warn("history: write failed, retrying (the snapshots stay uncommitted)", "attempt", attempt, "snapshots", len(snaps), "err", err)
 		}
-		select {
-		case <-ctx.Done():
+		if !wait.Wait(ctx) {
 			return nil
-		case <-time.After(wait + rand.N(wait/2)):
 		}
-		wait = min(2*wait, 5*time.Second)
 	}
 	return nil
 }
 
-// lagEvery is how often the group's lag is exported.
-const lagEvery = 5 * time.Second
-
-// reportLag exports, every lagEvery, the group's lag on the partitions this member owns: the
+// reportLag exports, every processors.LagEvery, the group's lag on the partitions this member owns: the
 // snapshots queued for the store and not written yet.
 func reportLag(ctx context.Context, cl *kgo.Client, group string) {
 	adm := kadm.NewClient(cl)
 	gauge := obs.ConsumerLag.WithLabelValues(group)
-	t := time.NewTicker(lagEvery)
+	t := time.NewTicker(processors.LagEvery)
 	defer t.Stop()
 	for {
 		select {

@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"time"
 
 	"github.com/lovoo/goka"
 
+	"github.com/rankstream/rankstream/internal/backoff"
 	"github.com/rankstream/rankstream/internal/obs"
 	"github.com/rankstream/rankstream/processors"
 	"github.com/rankstream/rankstream/topics"
@@ -185,7 +185,7 @@ func (m *merger) publish(ctx goka.Context, st *pending, now time.Time) bool {
 		m.log.Warn("hot merge: publishing a window with partitions missing", "window_end", snap.WindowEnd,
 			"missing", snap.MissingPartitions, "waited", now.Sub(time.UnixMilli(st.FirstMs)).Round(time.Millisecond))
 	}
-	wait := 50 * time.Millisecond
+	wait := backoff.New(50*time.Millisecond, 5*time.Second)
 	for attempt := 1; ; attempt++ {
 		err := m.pub.Publish(ctx.Context(), snap)
 		switch {
@@ -202,11 +202,8 @@ func (m *merger) publish(ctx goka.Context, st *pending, now time.Time) bool {
 			return false // revoked or stopping: the window stays due in the table
 		}
 		m.log.Warn("hot merge: publish failed, retrying", "attempt", attempt, "window_end", snap.WindowEnd, "err", err)
-		select {
-		case <-ctx.Context().Done():
+		if !wait.Wait(ctx.Context()) {
 			return false
-		case <-time.After(wait + rand.N(wait/2)):
 		}
-		wait = min(2*wait, 5*time.Second)
 	}
 }

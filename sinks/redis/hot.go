@@ -13,10 +13,6 @@ import (
 	"github.com/rankstream/rankstream/topics"
 )
 
-// ErrInvalidSnapshot is wrapped by Write's errors for a snapshot that fails
-// topics.TopKSnapshot.Validate: retrying it cannot help. It is topics.ErrInvalidSnapshot.
-var ErrInvalidSnapshot = topics.ErrInvalidSnapshot
-
 // publishHot replaces a stream's latest snapshot, KEYS[1] (String, the snapshot's JSON) and
 // its mirror KEYS[2] (ZSET item → count), together, unless Redis holds a snapshot that is
 // better: of a later window; or of the same window missing fewer partitions; or of the same
@@ -69,13 +65,13 @@ func NewHotWriter(rdb goredis.UniversalClient) *HotWriter { return &HotWriter{rd
 // reports whether it wrote; false means Redis holds a better snapshot (a later window, or the
 // same window missing fewer partitions or with a newer version), which is not an error. Write does not
 // retry: the caller retries a failed write (with backoff), except one failing with
-// ErrInvalidSnapshot.
+// topics.ErrInvalidSnapshot (the snapshot fails topics.TopKSnapshot.Validate).
 func (w *HotWriter) Write(ctx context.Context, snap topics.TopKSnapshot) (bool, error) {
 	if snap.Stream == "" {
 		snap.Stream = topics.SearchStream
 	}
 	if err := snap.Validate(); err != nil {
-		return false, fmt.Errorf("redis hot sink: %w: %w", ErrInvalidSnapshot, err)
+		return false, fmt.Errorf("redis hot sink: %w: %w", topics.ErrInvalidSnapshot, err)
 	}
 	body, err := snap.MarshalJSON()
 	if err != nil {

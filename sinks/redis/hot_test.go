@@ -216,7 +216,7 @@ func TestHotWriterRejectsInvalidSnapshots(t *testing.T) {
 	for name, mutate := range bad {
 		s := snap(0, 1, "a", "b")
 		mutate(&s)
-		if _, err := w.Write(context.Background(), s); !errors.Is(err, rsredis.ErrInvalidSnapshot) {
+		if _, err := w.Write(context.Background(), s); !errors.Is(err, topics.ErrInvalidSnapshot) {
 			t.Errorf("%s: err = %v, want ErrInvalidSnapshot", name, err)
 		}
 	}

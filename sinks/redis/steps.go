@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rankstream/rankstream/internal/backoff"
 	"github.com/rankstream/rankstream/internal/obs"
 	"github.com/rankstream/rankstream/internal/rank"
 	goredis "github.com/redis/go-redis/v9"
@@ -273,7 +273,7 @@ func (w *StepsWriter) close() error {
 }
 
 func (w *StepsWriter) writeWithRetry(ctx context.Context, b *batch) error {
-	backoff := 50 * time.Millisecond
+	wait := backoff.New(50*time.Millisecond, w.opts.MaxBackoff)
 	for attempt := 1; ; attempt++ {
 		start := time.Now()
 		err := w.write(ctx, b)
@@ -283,18 +283,15 @@ func (w *StepsWriter) writeWithRetry(ctx context.Context, b *batch) error {
 		}
 		w.writeErr.Inc()
 		w.opts.Logger.Warn("redis sink: flush failed, retrying", "attempt", attempt,
-			"user_days", len(b.days), "records", len(b.dones), "backoff", backoff, "err", err)
+			"user_days", len(b.days), "records", len(b.dones), "backoff", wait.Base(), "err", err)
 		if goredis.HasErrorPrefix(err, "NOSCRIPT") { // Redis lost the script cache (a restart, SCRIPT FLUSH)
 			if lerr := setMax.Load(ctx, w.rdb).Err(); lerr != nil {
 				w.opts.Logger.Warn("redis sink: reload script", "err", lerr)
 			}
 		}
-		select {
-		case <-ctx.Done():
+		if !wait.Wait(ctx) {
 			return fmt.Errorf("%w: %w", ErrClosed, err)
-		case <-time.After(backoff + rand.N(backoff/2)):
 		}
-		backoff = min(2*backoff, w.opts.MaxBackoff)
 	}
 }
 

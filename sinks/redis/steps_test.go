@@ -10,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/rankstream/rankstream/internal/obs"
 	"github.com/rankstream/rankstream/internal/rank"
 	"github.com/rankstream/rankstream/internal/testenv"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
@@ -50,6 +53,14 @@ func runWriter(t testing.TB, rdb goredis.UniversalClient, opts rsredis.StepsOpti
 	go func() { defer close(done); _ = w.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return w
+}
+
+func counterValue(c prometheus.Counter) float64 {
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		panic(err)
+	}
+	return m.GetCounter().GetValue()
 }
 
 func waitAcks(t *testing.T, a *acks, n int) {
@@ -204,6 +215,8 @@ func TestStepsWriterAcknowledgesNothingAfterAFailedWrite(t *testing.T) {
 	go func() { ran <- w.Run(ctx) }()
 
 	proxy.SetDown(true)
+	failures := obs.SinkWriteErrors.WithLabelValues("redis-steps")
+	before := counterValue(failures)
 	day := rank.Day(20261130)
 	var a acks
 	submit := func(i int) {
@@ -212,7 +225,7 @@ func TestStepsWriterAcknowledgesNothingAfterAFailedWrite(t *testing.T) {
 	for i := range 3 {
 		submit(i) // the batch whose write will fail
 	}
-	time.Sleep(300 * time.Millisecond) // its flush is retrying now
+	testenv.WaitFor(t, 10*time.Second, "the batch's flush to fail once", func() bool { return counterValue(failures) > before })
 	for i := 3; i < 5; i++ {
 		submit(i) // queued behind it
 	}
