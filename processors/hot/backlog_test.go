@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"reflect"
 	"slices"
@@ -102,7 +101,7 @@ func TestHotSearchBacklog(t *testing.T) {
 				}
 
 				redisAddr, redisDB := testenv.RedisAddr(t)
-				metrics := freeAddr(t)
+				metrics := testenv.FreeAddr(t)
 				args := processArgs(brokers, prefix, redisAddr, redisDB, sh.partitions, metrics)
 				var proc *testenv.Process
 				if sh.during {
@@ -157,24 +156,10 @@ func TestHotSearchLateQueriesAreCounted(t *testing.T) {
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
 		t.Parallel()
 		const late = 37
-		prefix := testenv.UniqueName(t, "hotlate") + "."
-		kc := kafkaconf.Config{Brokers: brokers, Partitions: 1, Names: topics.Names{Prefix: prefix}}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		if _, err := kc.EnsureTopics(ctx, true); err != nil {
-			t.Fatal(err)
-		}
-		redisAddr, redisDB := testenv.RedisAddr(t)
-		metrics := freeAddr(t)
-		proc := testenv.StartProcess(t, "processor", testenv.Rankstream(t), processArgs(brokers, prefix, redisAddr, redisDB, 1, metrics)...)
-		cl, err := kc.Client(kgo.ProducerLinger(0))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cl.Close()
-		rdb := goredis.NewClient(&goredis.Options{Addr: redisAddr, DB: redisDB})
-		defer rdb.Close()
-		topic := string(kc.Names.Stream(topics.SearchQueries))
+		run := startOnePartition(t, ctx, brokers, "hotlate")
+		proc, cl, rdb, metrics, topic := run.proc, run.cl, run.rdb, run.metrics, run.topic
 		send := func(term string, ts time.Time, n int) {
 			recs := make([]*kgo.Record, n)
 			for i := range recs {
@@ -220,6 +205,39 @@ func TestHotSearchLateQueriesAreCounted(t *testing.T) {
 		}
 		stop(t, proc)
 	})
+}
+
+// onePartition is a `rankstream process` with default hot-search flags on topics of one
+// partition, with a producer and a client of the process's Redis database.
+type onePartition struct {
+	kc      kafkaconf.Config
+	proc    *testenv.Process
+	cl      *kgo.Client
+	rdb     *goredis.Client
+	metrics string // address of its /metrics
+	topic   string // its search.queries
+}
+
+// startOnePartition starts a onePartition on new topics (named after prefix) and a Redis
+// database of the test's own.
+func startOnePartition(t *testing.T, ctx context.Context, brokers []string, prefix string) onePartition {
+	t.Helper()
+	prefix = testenv.UniqueName(t, prefix) + "."
+	kc := kafkaconf.Config{Brokers: brokers, Partitions: 1, Names: topics.Names{Prefix: prefix}}
+	if _, err := kc.EnsureTopics(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	redisAddr, redisDB := testenv.RedisAddr(t)
+	metrics := testenv.FreeAddr(t)
+	proc := testenv.StartProcess(t, "processor", testenv.Rankstream(t), processArgs(brokers, prefix, redisAddr, redisDB, 1, metrics)...)
+	cl, err := kc.Client(kgo.ProducerLinger(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	rdb := goredis.NewClient(&goredis.Options{Addr: redisAddr, DB: redisDB})
+	t.Cleanup(func() { rdb.Close() })
+	return onePartition{kc: kc, proc: proc, cl: cl, rdb: rdb, metrics: metrics, topic: string(kc.Names.Stream(topics.SearchQueries))}
 }
 
 // processArgs returns `rankstream process` arguments with default hot-search flags, writing
@@ -328,16 +346,6 @@ func usersByPartition(n, per int) [][]string {
 	}
 }
 
-// freeAddr returns a loopback address with a port free at the time of the call.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
 
 // droppedTotal reads rankstream_hot_dropped_total, summed over its reasons, from the /metrics
 // of the process listening on addr; ok is false when the metric is not exported.
@@ -375,24 +383,10 @@ func TestHotSearchLongGapInEventTime(t *testing.T) {
 	t.Parallel()
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
 		t.Parallel()
-		prefix := testenv.UniqueName(t, "hotfar") + "."
-		kc := kafkaconf.Config{Brokers: brokers, Partitions: 1, Names: topics.Names{Prefix: prefix}}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		if _, err := kc.EnsureTopics(ctx, true); err != nil {
-			t.Fatal(err)
-		}
-		redisAddr, redisDB := testenv.RedisAddr(t)
-		metrics := freeAddr(t)
-		proc := testenv.StartProcess(t, "processor", testenv.Rankstream(t), processArgs(brokers, prefix, redisAddr, redisDB, 1, metrics)...)
-		cl, err := kc.Client(kgo.ProducerLinger(0))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cl.Close()
-		rdb := goredis.NewClient(&goredis.Options{Addr: redisAddr, DB: redisDB})
-		defer rdb.Close()
-		topic := string(kc.Names.Stream(topics.SearchQueries))
+		run := startOnePartition(t, ctx, brokers, "hotfar")
+		kc, proc, cl, rdb, metrics, topic := run.kc, run.proc, run.cl, run.rdb, run.metrics, run.topic
 		send := func(ts time.Time) {
 			v, _ := json.Marshal(map[string]any{"query": "q", "ts": ts.UnixMilli(), "user_id": "u"})
 			if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Key: []byte("u"), Value: v, Timestamp: ts}).FirstErr(); err != nil {
