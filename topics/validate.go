@@ -57,10 +57,19 @@ func checkToken(field, s string, max int) error {
 	if !utf8.ValidString(s) {
 		return invalid("%s: not valid UTF-8", field)
 	}
-	for _, r := range s {
-		if r == ':' || unicode.IsSpace(r) || unicode.In(r, unicode.Cc, unicode.Cf) || r == utf8.RuneError {
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf { // ASCII: the same rule without the Unicode tables
+			if c == ':' || c <= ' ' || c == 0x7f {
+				return invalid("%s: contains %U", field, rune(c))
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if unicode.IsSpace(r) || unicode.In(r, unicode.Cc, unicode.Cf) || r == utf8.RuneError {
 			return invalid("%s: contains %U", field, r)
 		}
+		i += n
 	}
 	return nil
 }
@@ -75,6 +84,9 @@ func checkText(field, s string) error {
 		return invalid("%s: not valid UTF-8", field)
 	}
 	for _, r := range s {
+		if r < utf8.RuneSelf && (r >= ' ' && r != 0x7f || unicode.IsSpace(r)) {
+			continue // printable ASCII or white space: the common case, without the tables
+		}
 		switch {
 		case r == utf8.RuneError:
 			return invalid("%s: contains U+FFFD (e.g. from a lone surrogate escape)", field)
