@@ -346,7 +346,6 @@ func usersByPartition(n, per int) [][]string {
 	}
 }
 
-
 // droppedTotal reads rankstream_hot_dropped_total, summed over its reasons, from the /metrics
 // of the process listening on addr; ok is false when the metric is not exported.
 func droppedTotal(t *testing.T, addr string) (total float64, ok bool) {
