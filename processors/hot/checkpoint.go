@@ -79,13 +79,18 @@ func decodeCheckpoint(b []byte) (*checkpoint, error) {
 		c.dropped = uint64(next())
 	}
 	c.shape = shape{windowMs: next(), slideMs: next(), lookaheadMs: next(), k: next()}
-	for _, m := range []*map[int32]int64{&c.seen, &c.marks, &c.first} {
+	// count reads a list's length, which must fit in what is left at 12 bytes an entry at least.
+	count := func() (int, bool) {
 		if len(b) < 4 {
-			return nil, errBadCheckpoint
+			return 0, false
 		}
 		n := int(binary.LittleEndian.Uint32(b))
 		b = b[4:]
-		if n > len(b)/12 {
+		return n, n <= len(b)/12
+	}
+	for _, m := range []*map[int32]int64{&c.seen, &c.marks, &c.first} {
+		n, ok := count()
+		if !ok {
 			return nil, errBadCheckpoint
 		}
 		*m = make(map[int32]int64, n)
@@ -95,12 +100,8 @@ func decodeCheckpoint(b []byte) (*checkpoint, error) {
 		}
 	}
 	if version >= 2 {
-		if len(b) < 4 {
-			return nil, errBadCheckpoint
-		}
-		n := int(binary.LittleEndian.Uint32(b))
-		b = b[4:]
-		if n > len(b)/12 {
+		n, ok := count()
+		if !ok {
 			return nil, errBadCheckpoint
 		}
 		for range n {
