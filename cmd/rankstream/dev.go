@@ -93,12 +93,14 @@ func runDev(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		}
 	}
 
+	sup := processors.NewSupervisor(log)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		return supervise(gctx, processors.NewSupervisor(log), pipelineUnits(kc, pf, rdb, nil, log))
+		return supervise(gctx, sup, pipelineUnits(kc, pf, rdb, nil, log))
 	})
 	g.Go(func() error {
-		return serveHTTP(gctx, *httpAddr, query.New(qdb, log, query.WithRedisTimeout(*redisTimeout)), log, func(a net.Addr) {
+		api := query.New(qdb, log, query.WithRedisTimeout(*redisTimeout), query.WithReady(sup.Ready))
+		return serveHTTP(gctx, *httpAddr, api, log, func(a net.Addr) {
 			fmt.Fprintf(stdout, "rankstream dev is running\n  Kafka (kfake):  %s\n  Redis:          %s\n  query API:      http://%s/v1/boards/steps?limit=10\n  hot search:     http://%s/v1/hot/search?k=10\n  metrics:        http://%s/metrics\n",
 				kf.brokers, *redisAddr, a, a, a)
 		})

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rankstream/rankstream/internal/testenv"
 )
 
 // runDevInProcess starts `rankstream dev` with args and returns the query API's base URL and
@@ -97,6 +99,16 @@ func TestDevServesALiveBoard(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	// Ready once Redis answers and every processor unit runs (a unit may still be in a
+	// rebalance when the board first fills).
+	testenv.WaitFor(t, 30*time.Second, "/readyz to answer 200", func() bool {
+		resp, err := http.Get(base + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
 	before := boardTotal(t, base)
 	if c := stop(); c != 0 {
 		t.Fatalf("exit status %d", c)

@@ -34,6 +34,7 @@ const (
 // Server answers the query API from Redis.
 type Server struct {
 	rdb     goredis.UniversalClient
+	ready   func() error // besides Redis, for /readyz (WithReady)
 	log     *slog.Logger
 	mux     *http.ServeMux
 	hot     *hotCache
@@ -56,13 +57,26 @@ func WithRedisTimeout(d time.Duration) Option {
 	}
 }
 
+// WithReady makes /readyz also require ready to return nil, besides Redis answering: e.g. the
+// processors' supervisor of a process that serves the API beside them (rankstream dev).
+func WithReady(ready func() error) Option {
+	return func(s *Server) { s.ready = ready }
+}
+
 // New returns a server reading from rdb.
 func New(rdb goredis.UniversalClient, log *slog.Logger, opts ...Option) *Server {
 	s := &Server{rdb: rdb, log: log, hot: &hotCache{ttl: DefaultHotCacheTTL}, timeout: DefaultRedisTimeout}
 	for _, o := range opts {
 		o(s)
 	}
-	s.mux = obs.Mux(func(ctx context.Context) error { return rdb.Ping(ctx).Err() })
+	s.mux = obs.Mux(func(ctx context.Context) error {
+		if s.ready != nil {
+			if err := s.ready(); err != nil {
+				return err
+			}
+		}
+		return rdb.Ping(ctx).Err()
+	})
 	s.route("GET /v1/boards/steps", s.stepsBoard)
 	s.route("GET /v1/boards/steps/members/{member}", s.stepsMember)
 	s.route("GET /v1/hot/search", s.hotSearch)

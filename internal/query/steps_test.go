@@ -3,11 +3,13 @@ package query_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -144,4 +146,22 @@ func TestHealthAndReadiness(t *testing.T) {
 		t.Fatalf("metrics: %v %v", resp, err)
 	}
 	resp.Body.Close()
+}
+
+// TestReadyzAsksWithReady: with WithReady, /readyz also requires the check (dev's processors)
+// to pass, besides Redis answering.
+func TestReadyzAsksWithReady(t *testing.T) {
+	rdb := testenv.Redis(t)
+	var notReady atomic.Bool
+	notReady.Store(true)
+	check := func() error {
+		if notReady.Load() {
+			return errors.New("steps: starting")
+		}
+		return nil
+	}
+	srv := serve(t, query.New(rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), query.WithReady(check)))
+	get(t, srv, "/readyz", http.StatusServiceUnavailable, nil)
+	notReady.Store(false)
+	get(t, srv, "/readyz", http.StatusOK, nil)
 }
