@@ -64,7 +64,7 @@ func TestHostileInput(t *testing.T) {
 		httpAddr := testenv.FreeAddr(t)
 		proc := testenv.StartProcess(t, "processor", testenv.Rankstream(t), "process",
 			"--brokers", strings.Join(brokers, ","), "--redis", fmt.Sprintf("redis://%s/%d", redisAddr, redisDB),
-			"--topic-prefix", prefix, "--partitions", "8", "--http", httpAddr, "--coalesce", "100ms", "--log-level", "warn")
+			"--topic-prefix", prefix, "--partitions", "8", "--http", httpAddr, "--log-level", "warn")
 
 		// A hostile producer: franz-go's defaults (snappy), batches allowed up to 32 MiB before
 		// compression, so that what the broker checks (the compressed batch) fits its limit.

@@ -90,7 +90,7 @@ func boardTotal(t *testing.T, base string) int64 {
 // the board comes back (the embedded Redis is empty, so the group replays its input).
 func TestDevServesALiveBoard(t *testing.T) {
 	dir := t.TempDir()
-	args := []string{"--data-dir", dir, "--http", "127.0.0.1:0", "--demo-rate", "500", "--demo-users", "300", "--log-level", "warn", "--coalesce", "100ms"}
+	args := []string{"--data-dir", dir, "--http", "127.0.0.1:0", "--demo-rate", "500", "--demo-users", "300", "--log-level", "warn"}
 	base, stop := runDevInProcess(t, args...)
 	deadline := time.Now().Add(time.Minute)
 	for boardTotal(t, base) < 50 {
