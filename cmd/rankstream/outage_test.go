@@ -104,6 +104,18 @@ func (r *stepsRun) problem() string {
 }
 
 // waitExact waits until Redis holds the truth, failing if an instance exits meanwhile.
+// recovers is what follows the broker's start (after it came back, or started late): the
+// process becomes ready, and new reports reach Redis exactly. It logs how long each took.
+func (r *stepsRun) recovers(how string) {
+	r.t.Helper()
+	started := time.Now()
+	r.waitFor(3*time.Minute, "ready after the broker "+how, func() bool { return r.ready(0) })
+	r.t.Logf("ready %s after the broker %s", time.Since(started).Round(time.Millisecond), how)
+	r.report(2000, 500)
+	r.waitExact(2 * time.Minute)
+	r.t.Logf("exact %s after the broker %s", time.Since(started).Round(time.Millisecond), how)
+}
+
 func (r *stepsRun) waitExact(timeout time.Duration) {
 	r.t.Helper()
 	r.waitFor(timeout, "exact step values", func() bool { return r.problem() == "" })
@@ -199,12 +211,7 @@ func TestBrokerOutage(t *testing.T) {
 			time.Sleep(500 * time.Millisecond)
 		}
 		ks.Start()
-		restarted := time.Now()
-		r.waitFor(3*time.Minute, "ready after the outage", func() bool { return r.ready(0) })
-		t.Logf("ready %s after the broker came back", time.Since(restarted).Round(time.Millisecond))
-		r.report(2000, 500)
-		r.waitExact(2 * time.Minute)
-		t.Logf("exact %s after the broker came back", time.Since(restarted).Round(time.Millisecond))
+		r.recovers("came back")
 	})
 	t.Run("down_at_startup", func(t *testing.T) {
 		t.Parallel()
@@ -221,12 +228,7 @@ func TestBrokerOutage(t *testing.T) {
 			time.Sleep(500 * time.Millisecond)
 		}
 		ks.Start()
-		restarted := time.Now()
-		r.waitFor(3*time.Minute, "ready", func() bool { return r.ready(0) })
-		t.Logf("ready %s after the broker started", time.Since(restarted).Round(time.Millisecond))
-		r.report(2000, 500)
-		r.waitExact(2 * time.Minute)
-		t.Logf("exact %s after the broker started", time.Since(restarted).Round(time.Millisecond))
+		r.recovers("started")
 	})
 }
 
