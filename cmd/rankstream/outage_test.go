@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -16,7 +17,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/rankstream/rankstream/internal/rank"
+	"github.com/rankstream/rankstream/internal/board"
 	"github.com/rankstream/rankstream/internal/testenv"
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
 	"github.com/rankstream/rankstream/topics"
@@ -74,7 +75,7 @@ func (r *stepsRun) report(n, users int) {
 	defer cl.Close()
 	topic := r.prefix + string(topics.StepsReported)
 	now := time.Now().UTC()
-	day := rank.DayOf(now, time.UTC)
+	day := board.DayOf(now, time.UTC)
 	var recs []*kgo.Record
 	for i := range n {
 		user := r.users + strconv.Itoa(i%users)
@@ -83,7 +84,7 @@ func (r *stepsRun) report(n, users int) {
 		v, _ := json.Marshal(map[string]any{"request_id": "r" + strconv.Itoa(r.sent), "user_id": user, "device_id": "d",
 			"steps": steps, "ts": now.Format(time.RFC3339Nano), "tz": "UTC"})
 		recs = append(recs, &kgo.Record{Topic: topic, Key: []byte(user), Value: v})
-		r.want[rank.StepKey(day, user)] = max(r.want[rank.StepKey(day, user)], steps)
+		r.want[rsredis.StepKey(day, user)] = max(r.want[rsredis.StepKey(day, user)], steps)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -267,7 +268,7 @@ func TestClickHouseOutage(t *testing.T) {
 			before := len(seen)
 			for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
 				r.checkUp()
-				if raw, err := r.rdb.Get(ctx, rank.HotKey(topics.SearchStream)).Bytes(); err == nil {
+				if raw, err := r.rdb.Get(ctx, rsredis.HotKey(topics.SearchStream)).Bytes(); err == nil {
 					var s topics.TopKSnapshot
 					if err := json.Unmarshal(raw, &s); err != nil {
 						t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"net/http"
 	"sync"
 	"time"
@@ -13,7 +14,6 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/rankstream/rankstream/internal/obs"
-	"github.com/rankstream/rankstream/internal/rank"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -55,7 +55,7 @@ func (s *Server) hotSearch(ctx context.Context, r *http.Request) (any, error) {
 		return nil, err
 	}
 	if snap == nil {
-		return nil, &apiError{http.StatusNotFound, "no hot-search snapshot yet: " + rank.HotKey(topics.SearchStream) +
+		return nil, &apiError{http.StatusNotFound, "no hot-search snapshot yet: " + rsredis.HotKey(topics.SearchStream) +
 			" is written when the hot-search pipeline closes its first window"}
 	}
 	out := *snap // the cached snapshot is shared: trim a copy
@@ -109,7 +109,7 @@ func (s *Server) latestHot(ctx context.Context) (*topics.TopKSnapshot, error) {
 
 // readHot reads the hot-search snapshot from Redis; nil when there is none.
 func readHot(ctx context.Context, rdb goredis.UniversalClient) (*topics.TopKSnapshot, error) {
-	key := rank.HotKey(topics.SearchStream)
+	key := rsredis.HotKey(topics.SearchStream)
 	b, err := rdb.Get(ctx, key).Bytes()
 	if errors.Is(err, goredis.Nil) {
 		return nil, nil

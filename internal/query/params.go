@@ -8,7 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/rankstream/rankstream/internal/rank"
+	"github.com/rankstream/rankstream/internal/board"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -30,7 +30,7 @@ const (
 	// maxEcho bounds the bytes of a request's value quoted in an error message.
 	maxEcho = 64
 	// firstDay is the earliest day a board can be asked for.
-	firstDay = rank.Day(20000101)
+	firstDay = board.Day(20000101)
 	// daysAhead is how many days after today's UTC date a board can be asked for: the local
 	// date at UTC+14 is at most one day ahead; one more allows for clients' clocks.
 	daysAhead = 2
@@ -38,14 +38,14 @@ const (
 
 // boardQuery is GET /v1/boards/steps?day=&tz=&region=&offset=&limit=.
 type boardQuery struct {
-	Day           rank.Day
+	Day           board.Day
 	Region        string // "": the global board
 	Offset, Limit int
 }
 
 // memberQuery is GET /v1/boards/steps/members/{member}?day=&tz=&region=&neighbors=.
 type memberQuery struct {
-	Day       rank.Day
+	Day       board.Day
 	Region    string
 	Member    string
 	Neighbors int
@@ -121,7 +121,7 @@ func parseParams(raw string, known ...string) (params, error) {
 }
 
 // board reads day, tz and region.
-func (p params) board(now time.Time) (rank.Day, string, error) {
+func (p params) board(now time.Time) (board.Day, string, error) {
 	loc := time.UTC
 	if tz, ok := p["tz"]; ok {
 		var err error
@@ -129,7 +129,7 @@ func (p params) board(now time.Time) (rank.Day, string, error) {
 			return 0, "", badRequest("tz: unknown zone " + echo(tz))
 		}
 	}
-	day := rank.DayOf(now, loc)
+	day := board.DayOf(now, loc)
 	if v, ok := p["day"]; ok {
 		var err error
 		if day, err = parseDay(v, now); err != nil {
@@ -146,15 +146,15 @@ func (p params) board(now time.Time) (rank.Day, string, error) {
 }
 
 // parseDay accepts YYYYMMDD, a real date from firstDay to daysAhead after now's UTC date.
-func parseDay(v string, now time.Time) (rank.Day, error) {
+func parseDay(v string, now time.Time) (board.Day, error) {
 	if len(v) != 8 || !digits(v) {
 		return 0, badRequest("day: " + echo(v) + " is not YYYYMMDD")
 	}
-	d, err := rank.ParseDay(v)
+	d, err := board.ParseDay(v)
 	if err != nil {
 		return 0, badRequest("day: " + echo(v) + " is not a date")
 	}
-	if last := rank.DayOf(now, time.UTC).AddDays(daysAhead); d < firstDay || d > last {
+	if last := board.DayOf(now, time.UTC).AddDays(daysAhead); d < firstDay || d > last {
 		return 0, badRequest(fmt.Sprintf("day: %s is outside %s..%s", v, firstDay, last))
 	}
 	return d, nil

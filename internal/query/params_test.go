@@ -8,7 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/rankstream/rankstream/internal/rank"
+	"github.com/rankstream/rankstream/internal/board"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -31,7 +31,7 @@ func wantBad(t *testing.T, what string, err error, want string) {
 }
 
 func TestParseBoardQuery(t *testing.T) {
-	today := rank.Day(20261130)
+	today := board.Day(20261130)
 	for _, tt := range []struct {
 		raw  string
 		want boardQuery
@@ -179,7 +179,7 @@ func TestEcho(t *testing.T) {
 
 // checkParsed holds what every parse must guarantee, whatever the input: a short, valid
 // UTF-8 reason on error; values within their caps and valid for Redis keys otherwise.
-func checkParsed(t *testing.T, day rank.Day, region string, err error, counts ...[2]int) {
+func checkParsed(t *testing.T, day board.Day, region string, err error, counts ...[2]int) {
 	t.Helper()
 	if err != nil {
 		var ae *apiError
@@ -188,7 +188,7 @@ func checkParsed(t *testing.T, day rank.Day, region string, err error, counts ..
 		}
 		return
 	}
-	if day < firstDay || day > rank.DayOf(paramsNow, time.UTC).AddDays(daysAhead) || day.String() != day.Date().Format("20060102") {
+	if day < firstDay || day > board.DayOf(paramsNow, time.UTC).AddDays(daysAhead) || day.String() != day.Date().Format("20060102") {
 		t.Fatalf("day %v out of range or not a date", day)
 	}
 	if region != "" && topics.CheckRegion(region) != nil {

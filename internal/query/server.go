@@ -1,7 +1,7 @@
 // Package query is the read path: HTTP endpoints that answer from Redis only (never Kafka or
 // ClickHouse), plus health and metrics endpoints.
 //
-// It imports go-redis, topics, internal/rank and internal/obs; never goka, Kafka, processors
+// It imports go-redis, topics, internal/board and internal/obs; never goka, Kafka, processors
 // or sinks.
 package query
 

@@ -17,9 +17,9 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/rankstream/rankstream/internal/board"
 	"github.com/rankstream/rankstream/internal/obs"
 	"github.com/rankstream/rankstream/internal/query"
-	"github.com/rankstream/rankstream/internal/rank"
 	"github.com/rankstream/rankstream/internal/testenv"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"github.com/rankstream/rankstream/topics"
@@ -108,10 +108,10 @@ func TestRedisStoppedWithSIGSTOP(t *testing.T) {
 	// Writes sent while Redis is stopped land at SIGCONT; the reads must see them within 1 s.
 	fresh := make(chan error, 2)
 	go func() {
-		c := rank.DayComposite(day)
+		c := board.DayComposite(day)
 		v, err := c.Encode(1_000_000, day.FirstInstant().UnixMilli()+1)
 		if err == nil {
-			err = writer.ZAdd(ctx, rank.StepsGlobalBoard(day), goredis.Z{Score: v, Member: "fresh"}).Err()
+			err = writer.ZAdd(ctx, rsredis.StepsGlobalBoard(day), goredis.Z{Score: v, Member: "fresh"}).Err()
 		}
 		fresh <- err
 	}()

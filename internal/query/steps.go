@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"net/http"
 	"time"
 
-	"github.com/rankstream/rankstream/internal/rank"
+	"github.com/rankstream/rankstream/internal/board"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -42,11 +43,11 @@ type Standing struct {
 }
 
 // stepsBoardKey is the Redis key of the day's board, global or of a region.
-func stepsBoardKey(day rank.Day, region string) string {
+func stepsBoardKey(day board.Day, region string) string {
 	if region == "" {
-		return rank.StepsGlobalBoard(day)
+		return rsredis.StepsGlobalBoard(day)
 	}
-	return rank.StepsRegionBoard(region, day)
+	return rsredis.StepsRegionBoard(region, day)
 }
 
 func (s *Server) stepsBoard(ctx context.Context, r *http.Request) (any, error) {
@@ -111,8 +112,8 @@ func (s *Server) stepsMember(ctx context.Context, r *http.Request) (any, error) 
 	return st, nil
 }
 
-func entries(day rank.Day, firstRank int64, rows []goredis.Z) []Entry {
-	c := rank.DayComposite(day)
+func entries(day board.Day, firstRank int64, rows []goredis.Z) []Entry {
+	c := board.DayComposite(day)
 	out := make([]Entry, len(rows))
 	for i, z := range rows {
 		score, reached := c.Decode(z.Score)

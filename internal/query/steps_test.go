@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,19 +15,19 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/rankstream/rankstream/internal/board"
 	"github.com/rankstream/rankstream/internal/obs"
 	"github.com/rankstream/rankstream/internal/query"
-	"github.com/rankstream/rankstream/internal/rank"
 	"github.com/rankstream/rankstream/internal/testenv"
 )
 
-const day = rank.Day(20261130)
+const day = board.Day(20261130)
 
 // seed puts n members on the day's global board: member m%03d has 10*(n-i) steps, so m000
 // leads; m005 and m006 tie on steps and m006 reached them first.
 func seed(t *testing.T, rdb *goredis.Client, n int) {
 	t.Helper()
-	c := rank.DayComposite(day)
+	c := board.DayComposite(day)
 	base := day.FirstInstant().UnixMilli() + 3600_000
 	var zs []goredis.Z
 	for i := range n {
@@ -43,7 +44,7 @@ func seed(t *testing.T, rdb *goredis.Client, n int) {
 		}
 		zs = append(zs, goredis.Z{Score: v, Member: fmt.Sprintf("m%03d", i)})
 	}
-	if err := rdb.ZAdd(context.Background(), rank.StepsGlobalBoard(day), zs...).Err(); err != nil {
+	if err := rdb.ZAdd(context.Background(), rsredis.StepsGlobalBoard(day), zs...).Err(); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -20,7 +20,6 @@ import (
 
 	"github.com/rankstream/rankstream/internal/kafkaconf"
 	"github.com/rankstream/rankstream/internal/loadgen"
-	"github.com/rankstream/rankstream/internal/rank"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/history"
 	"github.com/rankstream/rankstream/processors/hot"
@@ -300,7 +299,7 @@ func (p *hotPipeline) checkRunning() {
 // latest returns the snapshot in hot:search:latest, if there is one.
 func (p *hotPipeline) latest() (topics.TopKSnapshot, bool) {
 	var s topics.TopKSnapshot
-	raw, err := p.rdb.Get(context.Background(), rank.HotKey(topics.SearchStream)).Bytes()
+	raw, err := p.rdb.Get(context.Background(), rsredis.HotKey(topics.SearchStream)).Bytes()
 	if err != nil {
 		return s, false
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rankstream/rankstream/internal/kafkaconf"
-	"github.com/rankstream/rankstream/internal/rank"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/history"
 	"github.com/rankstream/rankstream/processors/hot"
@@ -88,7 +87,7 @@ func TestMergeWaitsThenPublishesMissingPartitions(t *testing.T) {
 			t.Helper()
 			var s topics.TopKSnapshot
 			testenv.WaitFor(t, 30*time.Second, fmt.Sprintf("Redis: window %d missing %s", end, missing), func() bool {
-				b, err := rdb.Get(ctx, rank.HotKey(topics.SearchStream)).Bytes()
+				b, err := rdb.Get(ctx, rsredis.HotKey(topics.SearchStream)).Bytes()
 				return err == nil && json.Unmarshal(b, &s) == nil && s.WindowEnd.UnixMilli() == end && fmt.Sprint(s.MissingPartitions) == missing
 			})
 			return s
@@ -269,7 +268,7 @@ func TestMergeSkipsInvalidSnapshot(t *testing.T) {
 		}
 		testenv.WaitFor(t, time.Minute, "the window after the invalid one in Redis", func() bool {
 			var s topics.TopKSnapshot
-			b, err := rdb.Get(ctx, rank.HotKey(topics.SearchStream)).Bytes()
+			b, err := rdb.Get(ctx, rsredis.HotKey(topics.SearchStream)).Bytes()
 			return err == nil && json.Unmarshal(b, &s) == nil && s.WindowEnd.UnixMilli() == w2
 		})
 	})

@@ -3,6 +3,7 @@ package steps_test
 import (
 	"context"
 	"fmt"
+	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -16,7 +17,7 @@ import (
 	"github.com/lovoo/goka"
 	"github.com/lovoo/goka/tester"
 
-	"github.com/rankstream/rankstream/internal/rank"
+	"github.com/rankstream/rankstream/internal/board"
 	"github.com/rankstream/rankstream/processors/steps"
 	"github.com/rankstream/rankstream/topics"
 )
@@ -24,17 +25,17 @@ import (
 // recordingSink stores every update synchronously and acknowledges it at once.
 type recordingSink struct {
 	mu      sync.Mutex
-	updates []*rank.StepUpdate
+	updates []*board.StepUpdate
 }
 
-func (s *recordingSink) Submit(u *rank.StepUpdate, done func(error)) {
+func (s *recordingSink) Submit(u *board.StepUpdate, done func(error)) {
 	s.mu.Lock()
 	s.updates = append(s.updates, u)
 	s.mu.Unlock()
 	done(nil)
 }
 
-func (s *recordingSink) last() *rank.StepUpdate {
+func (s *recordingSink) last() *board.StepUpdate {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.updates[len(s.updates)-1]
@@ -166,8 +167,8 @@ func TestMidnightRolloverAcrossZones(t *testing.T) {
 	report("pago", "b", "2026-11-30T10:00:00Z", "Pacific/Pago_Pago", 7100)
 	report("pago", "c", "2026-11-30T11:00:00Z", "Pacific/Pago_Pago", 5)
 
-	days := func(user string) map[rank.Day]int64 {
-		out := map[rank.Day]int64{}
+	days := func(user string) map[board.Day]int64 {
+		out := map[board.Day]int64{}
 		for _, d := range h.state(user).Days {
 			out[d.Day] = d.Steps
 		}
@@ -236,16 +237,16 @@ type redisModel struct {
 	boards map[string]map[string]float64
 }
 
-func newRedisModel(updates []*rank.StepUpdate) redisModel {
+func newRedisModel(updates []*board.StepUpdate) redisModel {
 	m := redisModel{values: map[string]int64{}, boards: map[string]map[string]float64{}}
 	for _, u := range updates {
 		if u == nil {
 			continue
 		}
-		if k := rank.StepKey(u.Day, u.User); u.Steps > m.values[k] || m.values[k] == 0 {
+		if k := rsredis.StepKey(u.Day, u.User); u.Steps > m.values[k] || m.values[k] == 0 {
 			m.values[k] = max(u.Steps, m.values[k])
 		}
-		score, err := rank.DayComposite(u.Day).Encode(u.Steps, u.ReachedMs)
+		score, err := board.DayComposite(u.Day).Encode(u.Steps, u.ReachedMs)
 		if err != nil {
 			panic(err)
 		}
@@ -257,13 +258,13 @@ func newRedisModel(updates []*rank.StepUpdate) redisModel {
 				m.boards[board][u.User] = score
 			}
 		}
-		add(rank.StepsGlobalBoard(u.Day))
+		add(rsredis.StepsGlobalBoard(u.Day))
 		if u.Region != "" {
-			add(rank.StepsRegionBoard(u.Region, u.Day))
+			add(rsredis.StepsRegionBoard(u.Region, u.Day))
 		}
 		for _, l := range u.Left {
 			if l != u.Region {
-				b := rank.StepsRegionBoard(l, u.Day)
+				b := rsredis.StepsRegionBoard(l, u.Day)
 				delete(m.boards[b], u.User)
 				if len(m.boards[b]) == 0 {
 					delete(m.boards, b)

@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rankstream/rankstream/internal/rank"
+	"github.com/rankstream/rankstream/internal/board"
 )
 
 func TestApplyMergeRules(t *testing.T) {
-	const day = rank.Day(20261130)
+	const day = board.Day(20261130)
 	type step struct {
 		r       Report
 		want    Outcome
@@ -99,7 +99,7 @@ func persisted(t *testing.T, s *State) *State {
 // changes nothing afterwards, also after the state went through its codec (the table); a
 // rejected report is not a merge.
 func TestRequestIDMergedOnceChangesNothing(t *testing.T) {
-	const day = rank.Day(20261130)
+	const day = board.Day(20261130)
 	tests := []struct {
 		name   string
 		first  []Report // merged before the retry, with the id under test last
@@ -151,7 +151,7 @@ func TestRequestIDMergedOnceChangesNothing(t *testing.T) {
 }
 
 func TestRegionsPerDayAreBounded(t *testing.T) {
-	const day = rank.Day(20261130)
+	const day = board.Day(20261130)
 	var s State
 	for i := range MaxRegionsPerDay {
 		if _, err := s.Apply(Report{uint64(i), day, int64(i), 1, fmt.Sprintf("r%02d", i)}, 0); err != nil {
@@ -208,7 +208,7 @@ func TestApplyOrderIndependence(t *testing.T) {
 				reports = append(reports, r)
 				continue
 			}
-			reports = append(reports, Report{uint64(i), 20261129 + rank.Day(rng.IntN(2)), rng.Int64N(50), rng.Int64N(5), regions[rng.IntN(len(regions))]})
+			reports = append(reports, Report{uint64(i), 20261129 + board.Day(rng.IntN(2)), rng.Int64N(50), rng.Int64N(5), regions[rng.IntN(len(regions))]})
 		}
 		var want []DayState
 		for p := range 20 {
@@ -217,7 +217,7 @@ func TestApplyOrderIndependence(t *testing.T) {
 				slices.Sort(order)
 			}
 			var s State
-			named := map[rank.Day][]string{}
+			named := map[board.Day][]string{}
 			for _, i := range order {
 				r := reports[i]
 				res := mustApply(t, &s, r)

@@ -9,7 +9,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/rankstream/rankstream/internal/kafkaconf"
-	"github.com/rankstream/rankstream/internal/rank"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/history"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
@@ -82,7 +81,7 @@ func TestPublishChecksBeforeAnyWrite(t *testing.T) {
 		if n := queued(); n != 0 {
 			t.Fatalf("invalid snapshots queued %d records for the history", n)
 		}
-		if n, _ := rdb.Exists(ctx, rank.HotKey(topics.SearchStream)).Result(); n != 0 {
+		if n, _ := rdb.Exists(ctx, rsredis.HotKey(topics.SearchStream)).Result(); n != 0 {
 			t.Fatal("an invalid snapshot reached Redis")
 		}
 
@@ -92,7 +91,7 @@ func TestPublishChecksBeforeAnyWrite(t *testing.T) {
 		if n := queued(); n != 1 {
 			t.Fatalf("valid snapshot queued %d records, want 1", n)
 		}
-		if n, _ := rdb.Exists(ctx, rank.HotKey(topics.SearchStream)).Result(); n != 1 {
+		if n, _ := rdb.Exists(ctx, rsredis.HotKey(topics.SearchStream)).Result(); n != 1 {
 			t.Fatal("valid snapshot not in Redis")
 		}
 	})

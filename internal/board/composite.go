@@ -1,4 +1,4 @@
-package rank
+package board
 
 import (
 	"errors"
@@ -10,8 +10,8 @@ import (
 // Errors of Encode: the value does not fit the composite's bits and must be rejected, never
 // rounded.
 var (
-	ErrScoreRange = errors.New("rank: score out of the composite's range")
-	ErrTimeRange  = errors.New("rank: reach time out of the composite's range")
+	ErrScoreRange = errors.New("board: score out of the composite's range")
+	ErrTimeRange  = errors.New("board: reach time out of the composite's range")
 )
 
 // Composite packs (score, reach time) into a float64 that sorts like "higher score first,
@@ -34,7 +34,7 @@ type Composite struct {
 // NewComposite returns a Composite for reach times in [base, base+span) at unit resolution.
 func NewComposite(base time.Time, span, unit time.Duration) (Composite, error) {
 	if unit < time.Millisecond || unit%time.Millisecond != 0 || span < unit {
-		return Composite{}, fmt.Errorf("rank: composite span %s and unit %s: unit must be whole milliseconds and not above the span", span, unit)
+		return Composite{}, fmt.Errorf("board: composite span %s and unit %s: unit must be whole milliseconds and not above the span", span, unit)
 	}
 	ticks := int64(span / unit)
 	tb := uint(bits.Len64(uint64(ticks - 1)))

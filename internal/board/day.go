@@ -1,4 +1,4 @@
-package rank
+package board
 
 import (
 	"fmt"
@@ -20,7 +20,7 @@ func DayOf(t time.Time, loc *time.Location) Day {
 func ParseDay(s string) (Day, error) {
 	t, err := time.Parse("20060102", s)
 	if err != nil || len(s) != 8 {
-		return 0, fmt.Errorf("rank: day %q is not yyyymmdd", s)
+		return 0, fmt.Errorf("board: day %q is not yyyymmdd", s)
 	}
 	return DayOf(t, time.UTC), nil
 }
