@@ -15,10 +15,9 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/rankstream/rankstream/internal/embedded"
-	"github.com/rankstream/rankstream/internal/kafkaconf"
+	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/loadgen"
 	"github.com/rankstream/rankstream/internal/query"
-	"github.com/rankstream/rankstream/processors"
 	"github.com/rankstream/rankstream/processors/steps"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"github.com/rankstream/rankstream/topics"
@@ -93,7 +92,7 @@ func runDev(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		}
 	}
 
-	sup := processors.NewSupervisor(log)
+	sup := kafka.NewSupervisor(log)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		return supervise(gctx, sup, pipelineUnits(kc, pf, rdb, nil, log))
@@ -139,7 +138,7 @@ func demoSearch() (*loadgen.Search, error) {
 
 // demoProduce sends what next generates into the stream at rate records per second until ctx
 // ends.
-func demoProduce(ctx context.Context, kc kafkaconf.Config, stream goka.Stream, rate float64, next func(time.Time) []loadgen.Record, log *slog.Logger) error {
+func demoProduce(ctx context.Context, kc kafka.Config, stream goka.Stream, rate float64, next func(time.Time) []loadgen.Record, log *slog.Logger) error {
 	cl, err := kc.Client(kgo.ProducerLinger(10 * time.Millisecond))
 	if err != nil {
 		return err

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rankstream/rankstream/internal/kafkaconf"
+	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -91,8 +91,8 @@ func (k *kafkaFlags) register(fs *flag.FlagSet, withBrokers bool) {
 	fs.StringVar(&k.clientID, "client-id", "rankstream", "Kafka client id")
 }
 
-func (k *kafkaFlags) config(stateDir string) kafkaconf.Config {
-	return kafkaconf.Config{
+func (k *kafkaFlags) config(stateDir string) kafka.Config {
+	return kafka.Config{
 		Brokers:     strings.Split(k.brokers, ","),
 		Partitions:  k.partitions,
 		Replication: k.replication,

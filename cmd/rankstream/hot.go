@@ -7,7 +7,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/rankstream/rankstream/internal/kafkaconf"
+	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/processors/history"
 	"github.com/rankstream/rankstream/processors/hot"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
@@ -30,16 +30,16 @@ func (h *hotFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.MergeWait, "hot-merge-wait", d.MergeWait, "hot search: how long (wall clock) a window waits for its missing partitions before it is published without them (missing_partitions); a late partial publishes it again")
 }
 
-func (h *hotFlags) config(kc kafkaconf.Config, log *slog.Logger) hot.Config {
+func (h *hotFlags) config(kc kafka.Config, log *slog.Logger) hot.Config {
 	c := h.cfg
 	c.Names, c.Partitions, c.Log = kc.Names, kc.Partitions, log
 	return c
 }
 
-// hotUnits returns the units of the hot-search pipeline, each run by a processors.Supervisor:
+// hotUnits returns the units of the hot-search pipeline, each run by a kafka.Supervisor:
 // the hot group and its merge group, restarted independently of each other, and with a history
 // store the writer of its queue (hot.history), which the merge fills before it writes Redis.
-func hotUnits(kc kafkaconf.Config, hf hotFlags, rdb goredis.UniversalClient, store history.Store, log *slog.Logger) []unit {
+func hotUnits(kc kafka.Config, hf hotFlags, rdb goredis.UniversalClient, store history.Store, log *slog.Logger) []unit {
 	cfg := hf.config(kc, log)
 	units := []unit{
 		{string(topics.HotGroup), func(ctx context.Context) error {

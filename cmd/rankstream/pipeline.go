@@ -12,9 +12,8 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/rankstream/rankstream/internal/kafkaconf"
+	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/obs"
-	"github.com/rankstream/rankstream/processors"
 	"github.com/rankstream/rankstream/processors/steps"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 )
@@ -28,7 +27,7 @@ const shutdownGrace = 10 * time.Second
 // only the sink can complete them. If the sink could not write everything it was handed
 // (Redis down past the shutdown grace), the error says so and wraps errSinkFailed: those
 // records are not committed, and a restart must create processor and sink anew.
-func runStepsPipeline(ctx context.Context, kc kafkaconf.Config, sf stepsFlags, rdb goredis.UniversalClient, log *slog.Logger) error {
+func runStepsPipeline(ctx context.Context, kc kafka.Config, sf stepsFlags, rdb goredis.UniversalClient, log *slog.Logger) error {
 	sink := rsredis.NewStepsWriter(rdb, rsredis.StepsOptions{Interval: sf.coalesce, MaxPending: sf.maxPending, Retention: sf.rules.Retention, Logger: log})
 	sinkCtx, stopSink := context.WithCancel(context.WithoutCancel(ctx))
 	defer context.AfterFunc(ctx, func() { time.AfterFunc(shutdownGrace, stopSink) })()
@@ -51,7 +50,7 @@ func runStepsPipeline(ctx context.Context, kc kafkaconf.Config, sf stepsFlags, r
 }
 
 // errSinkFailed marks a steps pipeline that stopped with records its sink did not write.
-var errSinkFailed = fmt.Errorf("steps pipeline: the redis sink did not write every record (restart processor and sink together): %w", processors.ErrUnwritten)
+var errSinkFailed = fmt.Errorf("steps pipeline: the redis sink did not write every record (restart processor and sink together): %w", kafka.ErrUnwritten)
 
 // checkRedis tells at start-up when Redis does not answer. That ends nothing: the sinks retry
 // their writes with backoff (offsets stay uncommitted), the query API answers 503 and /readyz

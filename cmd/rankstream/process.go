@@ -9,9 +9,8 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/rankstream/rankstream/internal/kafkaconf"
+	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/obs"
-	"github.com/rankstream/rankstream/processors"
 	"github.com/rankstream/rankstream/processors/history"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"github.com/rankstream/rankstream/sinks/snapshot"
@@ -56,7 +55,7 @@ func runProcess(ctx context.Context, args []string, _ io.Reader, _, stderr io.Wr
 		store = snapshot.History{Sink: hist}
 	}
 
-	sup := processors.NewSupervisor(log)
+	sup := kafka.NewSupervisor(log)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		mux := obs.Mux(func(ctx context.Context) error { return errors.Join(sup.Ready(), rdb.Ping(ctx).Err()) })
@@ -74,7 +73,7 @@ func runProcess(ctx context.Context, args []string, _ io.Reader, _, stderr io.Wr
 
 // pipelineUnits returns the units of every processor: steps with its Redis sink, hot,
 // hot-merge and, with a history store, hot-history.
-func pipelineUnits(kc kafkaconf.Config, pf pipelineFlags, rdb goredis.UniversalClient, store history.Store, log *slog.Logger) []unit {
+func pipelineUnits(kc kafka.Config, pf pipelineFlags, rdb goredis.UniversalClient, store history.Store, log *slog.Logger) []unit {
 	steps := unit{string(topics.StepsGroup), func(ctx context.Context) error {
 		return runStepsPipeline(ctx, kc, pf.steps, rdb, log)
 	}}

@@ -8,11 +8,10 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/rankstream/rankstream/internal/kafkaconf"
-	"github.com/rankstream/rankstream/processors"
+	"github.com/rankstream/rankstream/internal/kafka"
 )
 
-// unit is a part of the pipeline that a processors.Supervisor runs and restarts as a whole: a
+// unit is a part of the pipeline that a kafka.Supervisor runs and restarts as a whole: a
 // goka processor and what belongs to it (the steps processor and its Redis sink, say).
 type unit struct {
 	name string
@@ -20,8 +19,8 @@ type unit struct {
 }
 
 // supervise runs every unit under sup until ctx ends or one fails in a way a restart cannot
-// heal (processors.Permanent); the others are then stopped too.
-func supervise(ctx context.Context, sup *processors.Supervisor, units []unit) error {
+// heal (kafka.Permanent); the others are then stopped too.
+func supervise(ctx context.Context, sup *kafka.Supervisor, units []unit) error {
 	g, gctx := errgroup.WithContext(ctx)
 	for _, u := range units {
 		g.Go(func() error { return sup.Run(gctx, u.name, u.run) })
@@ -32,12 +31,12 @@ func supervise(ctx context.Context, sup *processors.Supervisor, units []unit) er
 // topicsTimeout bounds one attempt of ensureTopics.
 const topicsTimeout = 30 * time.Second
 
-// ensureTopics creates and verifies the topics (kafkaconf.Config.EnsureTopics), retrying with
-// the supervisor's backoff (processors.RestartWait) while the brokers cannot be reached or are not ready: a broker down
+// ensureTopics creates and verifies the topics (kafka.Config.EnsureTopics), retrying with
+// the supervisor's backoff (kafka.RestartWait) while the brokers cannot be reached or are not ready: a broker down
 // at start-up delays the start (each attempt logged), it does not end the process. A topic that
 // does not match its spec (or is missing with create=false) ends it.
-func ensureTopics(ctx context.Context, kc kafkaconf.Config, create bool, log *slog.Logger) error {
-	delay := processors.MinRestartDelay
+func ensureTopics(ctx context.Context, kc kafka.Config, create bool, log *slog.Logger) error {
+	delay := kafka.MinRestartDelay
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, topicsTimeout)
 		_, err := kc.EnsureTopics(actx, create)
@@ -48,16 +47,16 @@ func ensureTopics(ctx context.Context, kc kafkaconf.Config, create bool, log *sl
 				log.Info("kafka: topics ready", "attempts", attempt)
 			}
 			return nil
-		case errors.Is(err, kafkaconf.ErrTopicMismatch), ctx.Err() != nil:
+		case errors.Is(err, kafka.ErrTopicMismatch), ctx.Err() != nil:
 			return err
 		}
-		wait := processors.RestartWait(delay)
+		wait := kafka.RestartWait(delay)
 		log.Warn("kafka: topics not ready, retrying", "attempt", attempt, "retry_in", wait.Round(time.Millisecond), "brokers", kc.Brokers, "err", err)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(wait):
 		}
-		delay = min(2*delay, processors.MaxRestartDelay)
+		delay = min(2*delay, kafka.MaxRestartDelay)
 	}
 }

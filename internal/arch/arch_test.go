@@ -16,9 +16,9 @@ var forbidden = map[string][]string{
 	"sketch": {module, "github.com/lovoo/goka", "github.com/IBM/sarama", "github.com/twmb/franz-go",
 		"github.com/redis/go-redis", "github.com/ClickHouse/"},
 	"internal/board": {module, "github.com/"},
-	"topics":        {module + "processors", module + "sinks", module + "internal/query", "github.com/redis/go-redis", "github.com/ClickHouse/"},
-	"processors":    {module + "sinks", module + "cmd", "github.com/redis/go-redis", "github.com/ClickHouse/"},
-	"sinks":         {module + "processors", module + "cmd", "github.com/lovoo/goka", "github.com/IBM/sarama", "github.com/twmb/franz-go"},
+	"topics":         {module + "processors", module + "sinks", module + "internal/query", "github.com/redis/go-redis", "github.com/ClickHouse/"},
+	"processors":     {module + "sinks", module + "cmd", "github.com/redis/go-redis", "github.com/ClickHouse/"},
+	"sinks":          {module + "processors", module + "cmd", "github.com/lovoo/goka", "github.com/IBM/sarama", "github.com/twmb/franz-go"},
 	"internal/query": {module + "processors", module + "sinks", "github.com/lovoo/goka", "github.com/IBM/sarama",
 		"github.com/twmb/franz-go", "github.com/ClickHouse/"},
 	"internal/obs":     {module},
@@ -28,7 +28,7 @@ var forbidden = map[string][]string{
 // only lists, per package, the only non-standard-library imports its non-test files may use.
 var only = map[string][]string{
 	"sketch":           {},
-	"internal/board":    {},
+	"internal/board":   {},
 	"internal/backoff": {},
 	"sinks/clickhouse": {"github.com/ClickHouse/clickhouse-go/v2", module + "internal/obs"},
 	"internal/testenv": {"github.com/twmb/franz-go", "github.com/redis/go-redis", "github.com/ClickHouse/clickhouse-go/v2"},

@@ -19,9 +19,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rankstream/rankstream/internal/backoff"
-	"github.com/rankstream/rankstream/internal/kafkaconf"
+	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/obs"
-	"github.com/rankstream/rankstream/processors"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -43,7 +42,7 @@ type Queue struct {
 }
 
 // NewQueue returns a queue on kc's cluster; Close it.
-func NewQueue(kc kafkaconf.Config) (*Queue, error) {
+func NewQueue(kc kafka.Config) (*Queue, error) {
 	cl, err := kc.Client(kgo.ProducerLinger(0))
 	if err != nil {
 		return nil, fmt.Errorf("history queue: %w", err)
@@ -76,7 +75,7 @@ const maxBatch = 500
 // rankstream_history_skipped_total and skipped), written in one batch, retried with backoff
 // (50 ms to 5 s) while the failure is retryable, and committed only once written. A failure
 // that is not retryable ends Run with an error (the supervisor restarts it).
-func Run(ctx context.Context, kc kafkaconf.Config, store Store, log *slog.Logger) error {
+func Run(ctx context.Context, kc kafka.Config, store Store, log *slog.Logger) error {
 	group := string(kc.Names.Group(topics.HotHistoryGroup))
 	topic := string(kc.Names.Stream(topics.HotHistory))
 	log = log.With("group", group)
@@ -89,7 +88,7 @@ func Run(ctx context.Context, kc kafkaconf.Config, store Store, log *slog.Logger
 	lagCtx, stopLag := context.WithCancel(ctx)
 	defer stopLag()
 	go reportLag(lagCtx, cl, group)
-	processors.Up(ctx)
+	kafka.Up(ctx)
 	log.Info("history writer starting", "topic", topic)
 	skipped := obs.HistorySkipped.WithLabelValues(topic)
 	for {
@@ -167,12 +166,12 @@ func write(ctx context.Context, store Store, snaps []topics.TopKSnapshot, log *s
 	return nil
 }
 
-// reportLag exports, every processors.LagEvery, the group's lag on the partitions this member owns: the
+// reportLag exports, every kafka.LagEvery, the group's lag on the partitions this member owns: the
 // snapshots queued for the store and not written yet.
 func reportLag(ctx context.Context, cl *kgo.Client, group string) {
 	adm := kadm.NewClient(cl)
 	gauge := obs.ConsumerLag.WithLabelValues(group)
-	t := time.NewTicker(processors.LagEvery)
+	t := time.NewTicker(kafka.LagEvery)
 	defer t.Stop()
 	for {
 		select {

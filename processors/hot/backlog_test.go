@@ -20,7 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/rankstream/rankstream/internal/kafkaconf"
+	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/hot"
 	"github.com/rankstream/rankstream/sketch"
@@ -54,7 +54,7 @@ func TestHotSearchBacklog(t *testing.T) {
 			testenv.EachKafka(t, func(t *testing.T, brokers []string) {
 				t.Parallel()
 				prefix := testenv.UniqueName(t, "hotlag") + "."
-				kc := kafkaconf.Config{Brokers: brokers, Partitions: sh.partitions, Names: topics.Names{Prefix: prefix}}
+				kc := kafka.Config{Brokers: brokers, Partitions: sh.partitions, Names: topics.Names{Prefix: prefix}}
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 				defer cancel()
 				if _, err := kc.EnsureTopics(ctx, true); err != nil {
@@ -210,7 +210,7 @@ func TestHotSearchLateQueriesAreCounted(t *testing.T) {
 // onePartition is a `rankstream process` with default hot-search flags on topics of one
 // partition, with a producer and a client of the process's Redis database.
 type onePartition struct {
-	kc      kafkaconf.Config
+	kc      kafka.Config
 	proc    *testenv.Process
 	cl      *kgo.Client
 	rdb     *goredis.Client
@@ -223,7 +223,7 @@ type onePartition struct {
 func startOnePartition(t *testing.T, ctx context.Context, brokers []string, prefix string) onePartition {
 	t.Helper()
 	prefix = testenv.UniqueName(t, prefix) + "."
-	kc := kafkaconf.Config{Brokers: brokers, Partitions: 1, Names: topics.Names{Prefix: prefix}}
+	kc := kafka.Config{Brokers: brokers, Partitions: 1, Names: topics.Names{Prefix: prefix}}
 	if _, err := kc.EnsureTopics(ctx, true); err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func latestSnapshot(t *testing.T, ctx context.Context, rdb *goredis.Client) (s t
 // mergedPartials reads every partial in hot.partials and merges each window's (as the merge
 // group does: disjoint lists) into rows ordered by window end and rank. It fails on a window
 // some partition did not emit and on a partial reporting dropped queries.
-func mergedPartials(t *testing.T, ctx context.Context, kc kafkaconf.Config, partitions int) []row {
+func mergedPartials(t *testing.T, ctx context.Context, kc kafka.Config, partitions int) []row {
 	t.Helper()
 	byEnd := readPartials(t, ctx, kc)
 	var rows []row
@@ -290,7 +290,7 @@ func mergedPartials(t *testing.T, ctx context.Context, kc kafkaconf.Config, part
 
 // readPartials reads every partial in hot.partials, by window end and partition. It fails on a
 // partition emitting a window twice with other contents.
-func readPartials(t *testing.T, ctx context.Context, kc kafkaconf.Config) map[int64]map[int32]hot.Partial {
+func readPartials(t *testing.T, ctx context.Context, kc kafka.Config) map[int64]map[int32]hot.Partial {
 	t.Helper()
 	topic := string(kc.Names.Stream(topics.HotPartials))
 	cl, err := kc.Client()
@@ -331,7 +331,7 @@ func usersByPartition(n, per int) [][]string {
 	users := make([][]string, n)
 	for i := 0; ; i++ {
 		u := fmt.Sprint("u", i)
-		if p := kafkaconf.PartitionOf(u, n); len(users[p]) < per {
+		if p := kafka.PartitionOf(u, n); len(users[p]) < per {
 			users[p] = append(users[p], u)
 		} else if done := func() bool {
 			for _, us := range users {

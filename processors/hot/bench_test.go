@@ -18,7 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/rankstream/rankstream/internal/kafkaconf"
+	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/loadgen"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/history"
@@ -51,7 +51,7 @@ func BenchmarkHotThroughput(b *testing.B) {
 		i++
 		recs := gen.Next(ts)
 		for _, r := range recs {
-			part := kafkaconf.PartitionOf(r.Key, p.kc.Partitions)
+			part := kafka.PartitionOf(r.Key, p.kc.Partitions)
 			newest[part] = max(newest[part], ts.UnixMilli())
 		}
 		return recs
@@ -185,7 +185,7 @@ func newSearchGen(b *testing.B, start time.Time, span time.Duration) searchGen {
 // database and a ClickHouse database of its own.
 type hotPipeline struct {
 	b       *testing.B
-	kc      kafkaconf.Config
+	kc      kafka.Config
 	cfg     hot.Config
 	rdb     *goredis.Client
 	history *rsclickhouse.Sink
@@ -212,7 +212,7 @@ func (g *gatedWriter) Write(b []byte) (int, error) {
 func newHotPipeline(b *testing.B, cfg hot.Config) *hotPipeline {
 	brokers := testenv.KafkaBrokers(b)
 	rdb := testenv.Redis(b)
-	kc := kafkaconf.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: testenv.UniqueName(b, "hotbench") + "."}}
+	kc := kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: testenv.UniqueName(b, "hotbench") + "."}}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if _, err := kc.EnsureTopics(ctx, true); err != nil {

@@ -19,7 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/rankstream/rankstream/internal/kafkaconf"
+	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/hot"
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
@@ -175,7 +175,7 @@ func TestHotSearch(t *testing.T) {
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
 		t.Parallel()
 		prefix := testenv.UniqueName(t, "hot") + "."
-		kc := kafkaconf.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}}
+		kc := kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}}
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 		defer cancel()
 		if _, err := kc.EnsureTopics(ctx, true); err != nil {
@@ -195,7 +195,7 @@ func TestHotSearch(t *testing.T) {
 			user := fmt.Sprint("u", i%997)
 			v, _ := json.Marshal(map[string]any{"query": spell(rng, q.term), "ts": q.ms, "user_id": user})
 			cl.Produce(ctx, &kgo.Record{Topic: topic, Key: []byte(user), Value: v}, nil)
-			p := kafkaconf.PartitionOf(user, 8)
+			p := kafka.PartitionOf(user, 8)
 			newest[p] = max(newest[p], q.ms)
 		}
 		for _, bad := range []string{`{"query":"   ","ts":1}`, `{"query":"x"}`, `not json`, `{"query":"` + strings.Repeat("a", 300) + `","ts":1}`} {
@@ -405,7 +405,7 @@ func TestHotSearchIdlePartition(t *testing.T) {
 		t.Parallel()
 		const silent, idle = int32(3), 10 * time.Second
 		prefix := testenv.UniqueName(t, "hotidle") + "."
-		kc := kafkaconf.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}}
+		kc := kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		if _, err := kc.EnsureTopics(ctx, true); err != nil {
@@ -436,7 +436,7 @@ func TestHotSearchIdlePartition(t *testing.T) {
 		for now := time.Now(); now.Before(end); now = time.Now() {
 			for range 4 {
 				user := fmt.Sprint("u", rng.IntN(1000))
-				if kafkaconf.PartitionOf(user, 8) == silent && now.After(silenceStart) && now.Before(silenceEnd) {
+				if kafka.PartitionOf(user, 8) == silent && now.After(silenceStart) && now.Before(silenceEnd) {
 					continue
 				}
 				v, _ := json.Marshal(map[string]any{"query": fmt.Sprint("idle term ", int(10*rng.Float64()*rng.Float64())), "ts": now.UnixMilli(), "user_id": user})

@@ -11,8 +11,8 @@ import (
 	"github.com/lovoo/goka"
 
 	"github.com/rankstream/rankstream/internal/backoff"
+	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/obs"
-	"github.com/rankstream/rankstream/processors"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -98,11 +98,11 @@ func RunMerge(ctx context.Context, cfg Config, pub Publisher, brokers []string, 
 	if err != nil {
 		return fmt.Errorf("hot merge: %w", err)
 	}
-	// The processor stops only after the sweeper (processors.Run's shutdown order): a VisitAll
+	// The processor stops only after the sweeper (kafka.Run's shutdown order): a VisitAll
 	// that starts while goka stops a partition can send on the partition's closed visit channel
 	// (goka v1.1.16, PartitionProcessor.VisitValues) and panic.
 	sweep := func(ctx context.Context) { runSweeper(ctx, proc, sweepEvery(cfg.MergeWait), cfg.Log) }
-	if err := processors.Run(ctx, proc, cfg.Names.Group(topics.HotMergeGroup), cfg.Log, sweep); err != nil {
+	if err := kafka.Run(ctx, proc, cfg.Names.Group(topics.HotMergeGroup), cfg.Log, sweep); err != nil {
 		return fmt.Errorf("hot merge: %w", err)
 	}
 	return nil

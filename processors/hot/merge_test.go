@@ -15,7 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/rankstream/rankstream/internal/kafkaconf"
+	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/history"
 	"github.com/rankstream/rankstream/processors/hot"
@@ -35,7 +35,7 @@ import (
 func TestMergeWaitsThenPublishesMissingPartitions(t *testing.T) {
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
 		const partitions, wait = 4, time.Second
-		kc := kafkaconf.Config{Brokers: brokers, Partitions: partitions, Names: topics.Names{Prefix: testenv.UniqueName(t, "merge") + "."}}
+		kc := kafka.Config{Brokers: brokers, Partitions: partitions, Names: topics.Names{Prefix: testenv.UniqueName(t, "merge") + "."}}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		if _, err := kc.EnsureTopics(ctx, true); err != nil {
@@ -225,7 +225,7 @@ func countRows(t *testing.T, conn driver.Conn) uint64 {
 func TestMergeSkipsInvalidSnapshot(t *testing.T) {
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
 		const partitions = 1
-		kc := kafkaconf.Config{Brokers: brokers, Partitions: partitions, Names: topics.Names{Prefix: testenv.UniqueName(t, "invalid") + "."}}
+		kc := kafka.Config{Brokers: brokers, Partitions: partitions, Names: topics.Names{Prefix: testenv.UniqueName(t, "invalid") + "."}}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		if _, err := kc.EnsureTopics(ctx, true); err != nil {

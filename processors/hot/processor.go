@@ -4,7 +4,7 @@
 // merge group that combines the partitions' partials of a window into the snapshot it
 // publishes.
 //
-// It imports topics, sketch, internal/kafkaconf (partitioning) and processors; never a sink.
+// It imports topics, sketch, internal/kafka (partitioning) and processors; never a sink.
 package hot
 
 import (
@@ -19,9 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/rankstream/rankstream/internal/kafkaconf"
+	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/obs"
-	"github.com/rankstream/rankstream/processors"
 	"github.com/rankstream/rankstream/sketch"
 	"github.com/rankstream/rankstream/topics"
 )
@@ -174,7 +173,7 @@ func markerKeys(n int) []string {
 	found := 0
 	for i := 0; found < n; i++ {
 		k := "\x00watermark-" + strconv.Itoa(i)
-		if q := kafkaconf.PartitionOf(k, n); keys[q] == "" {
+		if q := kafka.PartitionOf(k, n); keys[q] == "" {
 			keys[q] = k
 			found++
 		}
@@ -184,7 +183,7 @@ func markerKeys(n int) []string {
 
 // Run runs the hot group until ctx ends.
 func Run(ctx context.Context, cfg Config, brokers []string, opts ...goka.ProcessorOption) error {
-	kc := kafkaconf.Config{Brokers: brokers}
+	kc := kafka.Config{Brokers: brokers}
 	cl, err := kc.Client(kgo.ProducerLinger(0),
 		kgo.ProducerBatchMaxBytes(topics.MaxCheckpointBytes), kgo.MaxBufferedBytes(4*topics.MaxCheckpointBytes))
 	if err != nil {
@@ -196,7 +195,7 @@ func Run(ctx context.Context, cfg Config, brokers []string, opts ...goka.Process
 	if err != nil {
 		return fmt.Errorf("hot processor: %w", err)
 	}
-	if err := processors.Run(ctx, proc, cfg.Names.Group(topics.HotGroup), p.cfg.Log); err != nil {
+	if err := kafka.Run(ctx, proc, cfg.Names.Group(topics.HotGroup), p.cfg.Log); err != nil {
 		return fmt.Errorf("hot processor: %w", err)
 	}
 	return nil
@@ -210,7 +209,7 @@ func (p *processor) route(ctx goka.Context, msg any) {
 	value, _ := msg.([]byte)
 	q, term, err := topics.DecodeSearchQuery(ctx.Key(), value, ctx.Timestamp())
 	if err != nil {
-		processors.DeadLetter(ctx, p.dlq, value, err)
+		kafka.DeadLetter(ctx, p.dlq, value, err)
 		return
 	}
 	ms := q.TS.UnixMilli()
@@ -281,7 +280,7 @@ func (p *processor) count(ctx goka.Context, msg any) {
 	value, _ := msg.([]byte)
 	r, err := decodeRecord(value)
 	if err != nil {
-		processors.DeadLetter(ctx, p.dlq, value, err)
+		kafka.DeadLetter(ctx, p.dlq, value, err)
 		return
 	}
 	q := ctx.Partition()

@@ -13,7 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/rankstream/rankstream/internal/kafkaconf"
+	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/steps"
 	"github.com/rankstream/rankstream/topics"
@@ -23,7 +23,7 @@ import (
 // database, and rankstream processes started as separate OS processes.
 type e2e struct {
 	t         testing.TB
-	kc        kafkaconf.Config
+	kc        kafka.Config
 	rdb       *goredis.Client
 	redisURL  string
 	redisAddr string
@@ -40,7 +40,7 @@ func newE2E(t testing.TB, brokers []string) *e2e {
 	addr, db := testenv.RedisAddr(t)
 	e := &e2e{
 		t:         t,
-		kc:        kafkaconf.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}},
+		kc:        kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}},
 		rdb:       goredis.NewClient(&goredis.Options{Addr: addr, DB: db}),
 		redisURL:  fmt.Sprintf("redis://%s/%d", addr, db),
 		redisAddr: addr,

@@ -17,8 +17,8 @@ import (
 	"github.com/lovoo/goka"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/obs"
-	"github.com/rankstream/rankstream/processors"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -64,13 +64,13 @@ func Graph(cfg Config) *goka.GroupGraph {
 }
 
 // Run runs the processor until ctx is cancelled or it fails. opts carry the Kafka set-up
-// (kafkaconf.Config.ProcessorOptions) or, in tests, goka.WithTester.
+// (kafka.Config.ProcessorOptions) or, in tests, goka.WithTester.
 func Run(ctx context.Context, cfg Config, brokers []string, opts ...goka.ProcessorOption) error {
 	proc, err := goka.NewProcessor(brokers, Graph(cfg), opts...)
 	if err != nil {
 		return fmt.Errorf("steps processor: %w", err)
 	}
-	if err := processors.Run(ctx, proc, cfg.Names.Group(Group), cfg.Log); err != nil {
+	if err := kafka.Run(ctx, proc, cfg.Names.Group(Group), cfg.Log); err != nil {
 		return fmt.Errorf("steps processor: %w", err)
 	}
 	return nil
@@ -82,7 +82,7 @@ func (p *processor) process(ctx goka.Context, msg any) {
 	value, _ := msg.([]byte)
 	r, loc, err := topics.DecodeStepReport(ctx.Key(), value, ctx.Timestamp(), p.Rules)
 	if err != nil {
-		processors.DeadLetter(ctx, p.dlq, value, err)
+		kafka.DeadLetter(ctx, p.dlq, value, err)
 		p.Sink.Submit(nil, done)
 		return
 	}
@@ -96,7 +96,7 @@ func (p *processor) process(ctx goka.Context, msg any) {
 		Region:      r.Region,
 	}, oldest)
 	if err != nil {
-		processors.DeadLetter(ctx, p.dlq, value, err)
+		kafka.DeadLetter(ctx, p.dlq, value, err)
 		p.Sink.Submit(nil, done)
 		return
 	}

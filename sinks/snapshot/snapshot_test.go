@@ -8,7 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
-	"github.com/rankstream/rankstream/internal/kafkaconf"
+	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/history"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
@@ -32,7 +32,7 @@ func TestPublishChecksBeforeAnyWrite(t *testing.T) {
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		kc := kafkaconf.Config{Brokers: brokers, Partitions: 2, Names: topics.Names{Prefix: testenv.UniqueName(t, "publish") + "."}}
+		kc := kafka.Config{Brokers: brokers, Partitions: 2, Names: topics.Names{Prefix: testenv.UniqueName(t, "publish") + "."}}
 		if _, err := kc.EnsureTopics(ctx, true); err != nil {
 			t.Fatal(err)
 		}

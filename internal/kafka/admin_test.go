@@ -1,4 +1,4 @@
-package kafkaconf_test
+package kafka_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
-	"github.com/rankstream/rankstream/internal/kafkaconf"
+	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/topics"
 )
@@ -18,9 +18,9 @@ func TestEnsureTopicsCreatesThenVerifies(t *testing.T) {
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		kc := kafkaconf.Config{Brokers: brokers, Partitions: 4, Names: topics.Names{Prefix: testenv.UniqueName(t, "admin") + "."}}
+		kc := kafka.Config{Brokers: brokers, Partitions: 4, Names: topics.Names{Prefix: testenv.UniqueName(t, "admin") + "."}}
 
-		if _, err := kc.EnsureTopics(ctx, false); !errors.Is(err, kafkaconf.ErrTopicMismatch) || !strings.Contains(err.Error(), "missing") {
+		if _, err := kc.EnsureTopics(ctx, false); !errors.Is(err, kafka.ErrTopicMismatch) || !strings.Contains(err.Error(), "missing") {
 			t.Fatalf("verify before create: %v", err)
 		}
 		res, err := kc.EnsureTopics(ctx, true)
@@ -56,7 +56,7 @@ func TestEnsureTopicsCreatesThenVerifies(t *testing.T) {
 
 		// The same names with another partition count break co-partitioning: reported.
 		kc.Partitions = 6
-		if _, err := kc.EnsureTopics(ctx, true); !errors.Is(err, kafkaconf.ErrTopicMismatch) || !strings.Contains(err.Error(), "4 partitions, want 6") {
+		if _, err := kc.EnsureTopics(ctx, true); !errors.Is(err, kafka.ErrTopicMismatch) || !strings.Contains(err.Error(), "4 partitions, want 6") {
 			t.Fatalf("mismatch not reported: %v", err)
 		}
 	})
@@ -66,7 +66,7 @@ func TestResetOffsetsToStart(t *testing.T) {
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		kc := kafkaconf.Config{Brokers: brokers, Partitions: 2, Names: topics.Names{Prefix: testenv.UniqueName(t, "reset") + "."}}
+		kc := kafka.Config{Brokers: brokers, Partitions: 2, Names: topics.Names{Prefix: testenv.UniqueName(t, "reset") + "."}}
 		if _, err := kc.EnsureTopics(ctx, true); err != nil {
 			t.Fatal(err)
 		}

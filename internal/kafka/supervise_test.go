@@ -1,4 +1,4 @@
-package processors
+package kafka
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/rankstream/rankstream/internal/kafkaconf"
 	"github.com/rankstream/rankstream/internal/obs"
 )
 
@@ -24,7 +23,7 @@ func TestPermanent(t *testing.T) {
 		{errors.New("error consuming from group consumer: kafka: client has run out of available brokers"), false},
 		{fmt.Errorf("steps pipeline: redis: %w", context.DeadlineExceeded), false},
 		{fmt.Errorf("x: %w: bad flag", ErrPermanent), true},
-		{fmt.Errorf("kafka: %w: steps.reported: 4 partitions, want 8", kafkaconf.ErrTopicMismatch), true},
+		{fmt.Errorf("kafka: %w: steps.reported: 4 partitions, want 8", ErrTopicMismatch), true},
 		{errors.New("hot merge: topic 'p.hot-merge-table' does not exist but the manager is configured with NoCreate, so it will not attempt to create it"), true},
 		{errors.New("topics are not copartitioned! Topic 'x' does not have 8 partitions like the rest but 4"), true},
 	} {

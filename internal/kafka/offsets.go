@@ -1,4 +1,4 @@
-package kafkaconf
+package kafka
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package processors
+package kafka
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 
 	"github.com/lovoo/goka"
 
-	"github.com/rankstream/rankstream/internal/kafkaconf"
 	"github.com/rankstream/rankstream/internal/obs"
 )
 
@@ -27,7 +26,7 @@ const (
 )
 
 // ErrPermanent marks an error that restarting cannot heal; Supervisor.Run returns it instead of
-// restarting. Wrap it: fmt.Errorf("...: %w: %w", processors.ErrPermanent, err).
+// restarting. Wrap it: fmt.Errorf("...: %w: %w", ErrPermanent, err).
 var ErrPermanent = errors.New("permanent")
 
 // ErrUnwritten marks a unit that stopped with records its sink could not store (they stay
@@ -36,12 +35,12 @@ var ErrPermanent = errors.New("permanent")
 var ErrUnwritten = errors.New("stopped with records not stored")
 
 // Permanent reports whether err cannot heal by restarting: ErrPermanent, a topic that does not
-// match its spec (kafkaconf.ErrTopicMismatch), and goka's topic errors, which it does not
+// match its spec (ErrTopicMismatch), and goka's topic errors, which it does not
 // export as values: a topic it may not create that is missing (it was deleted: EnsureTopics
 // created every topic at start), or topics of a group that are not co-partitioned. Everything
 // else (a broker gone, a leader moving, a store that failed) is restarted.
 func Permanent(err error) bool {
-	if errors.Is(err, ErrPermanent) || errors.Is(err, kafkaconf.ErrTopicMismatch) {
+	if errors.Is(err, ErrPermanent) || errors.Is(err, ErrTopicMismatch) {
 		return true
 	}
 	msg := err.Error()
@@ -118,7 +117,7 @@ func (u *unit) ready() error {
 }
 
 // Up tells the Supervisor running ctx's unit that the unit runs, for a unit without a goka
-// processor (processors.Run tells it for those): it is ready until it returns.
+// processor (Run tells it for those): it is ready until it returns.
 func Up(ctx context.Context) {
 	if u := unitOf(ctx); u != nil {
 		u.mu.Lock()

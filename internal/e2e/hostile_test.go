@@ -1,4 +1,4 @@
-package processors_test
+package e2e
 
 import (
 	"bufio"
@@ -21,7 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/rankstream/rankstream/internal/kafkaconf"
+	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/topics"
 )
@@ -52,7 +52,7 @@ const maxRSS = 400 << 20
 func TestHostileInput(t *testing.T) {
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
 		prefix := testenv.UniqueName(t, "hostile") + "."
-		kc := kafkaconf.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}}
+		kc := kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}}
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
 		if _, err := kc.EnsureTopics(ctx, true); err != nil {
@@ -170,7 +170,7 @@ func TestHostileInput(t *testing.T) {
 				t.Errorf("%s = %v, want %d", name, got, n)
 			}
 		}
-		// Logged at warn too, with a rate limit (processors.TestDeadLetterCountsAndLogsWithRateLimit).
+		// Logged at warn too, with a rate limit (kafka.TestDeadLetterCountsAndLogsWithRateLimit).
 		logged := map[string]bool{}
 		for _, line := range strings.Split(proc.Output(), "\n") {
 			if strings.Contains(line, `level=WARN msg="record dead-lettered"`) {
@@ -293,7 +293,7 @@ func searchHostile(now time.Time) []hostileCase {
 	seen := map[int32]bool{}
 	for i := 0; len(seen) < 8; i++ {
 		key := fmt.Sprint("far-", i)
-		if p := kafkaconf.PartitionOf(key, 8); !seen[p] {
+		if p := kafka.PartitionOf(key, 8); !seen[p] {
 			seen[p] = true
 			cases = append(cases, hostileCase{name: fmt.Sprintf("ts in 9999 on partition %d", p), key: key,
 				value: with(ms, "253402300799000"), reason: "after the record time"})
@@ -334,7 +334,7 @@ func headerMap(hs []kgo.RecordHeader) map[string][]byte {
 
 // deadLetters reads the dead-letter topic until it holds want records, keyed by their source
 // "topic/partition/offset".
-func deadLetters(t *testing.T, ctx context.Context, kc kafkaconf.Config, want int) map[string]*kgo.Record {
+func deadLetters(t *testing.T, ctx context.Context, kc kafka.Config, want int) map[string]*kgo.Record {
 	t.Helper()
 	cl, err := kc.Client(kgo.ConsumeTopics(string(kc.Names.Stream(topics.DLQ))), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
@@ -357,7 +357,7 @@ func deadLetters(t *testing.T, ctx context.Context, kc kafkaconf.Config, want in
 }
 
 // loopTerms reads the hot group's loop topic until it holds n terms "valid <i>".
-func loopTerms(t *testing.T, ctx context.Context, kc kafkaconf.Config, n int) map[string]bool {
+func loopTerms(t *testing.T, ctx context.Context, kc kafka.Config, n int) map[string]bool {
 	t.Helper()
 	cl, err := kc.Client(kgo.ConsumeTopics(string(kc.Names.Loop(topics.HotGroup))), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {

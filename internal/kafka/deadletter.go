@@ -3,7 +3,7 @@
 // and the restarts of a failed one (Supervisor). Each processor lives in its own subpackage
 // (steps, hot, ...), imports topics, sketch and this package, and never a sink: sinks are
 // handed in by cmd/.
-package processors
+package kafka
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 // whole is cut, with its size and digest in headers; a tombstone stays one). dlq is the
 // dead-letter topic's cluster name; the graph must declare goka.Output(dlq, topics.Raw{}).
 // Every dead letter is counted (rankstream_dead_lettered_total{topic}) and logged at warn, at
-// most once a second per processor (obs.LogLimiter), through the logger of the processors.Run
+// most once a second per processor (obs.LogLimiter), through the logger of the Run
 // running the processor.
 func DeadLetter(ctx goka.Context, dlq goka.Stream, value []byte, reason error) {
 	src := string(ctx.Topic())
