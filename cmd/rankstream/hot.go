@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"flag"
+	"github.com/rankstream/rankstream/processors/hotmerge"
 	"log/slog"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -12,11 +14,14 @@ import (
 	"github.com/rankstream/rankstream/processors/hot"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"github.com/rankstream/rankstream/sinks/snapshot"
-	"github.com/rankstream/rankstream/topics"
 )
 
-// hotFlags shape the hot-search pipeline; their defaults are hot.Config's.
-type hotFlags struct{ cfg hot.Config }
+// hotFlags shape the hot-search pipeline; their defaults are hot.Config's and
+// hotmerge.Config's.
+type hotFlags struct {
+	cfg       hot.Config
+	mergeWait time.Duration
+}
 
 func (h *hotFlags) register(fs *flag.FlagSet) {
 	d, c := hot.DefaultConfig(), &h.cfg
@@ -27,7 +32,7 @@ func (h *hotFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.Lookahead, "hot-lookahead", d.Lookahead, "hot search: how far ahead of the closing window the sketch keeps events; an input partition read faster than the others waits when it gets four fifths of this ahead (nothing is dropped for being early)")
 	fs.IntVar(&c.K, "hot-k", d.K, "hot search: items per snapshot")
 	fs.DurationVar(&c.Checkpoint, "hot-checkpoint", d.Checkpoint, "hot search: how often each partition stores its window state (wall clock); a restart re-reads the loop records after it")
-	fs.DurationVar(&c.MergeWait, "hot-merge-wait", d.MergeWait, "hot search: how long (wall clock) a window waits for its missing partitions before it is published without them (missing_partitions); a late partial publishes it again")
+	fs.DurationVar(&h.mergeWait, "hot-merge-wait", hotmerge.DefaultConfig().MergeWait, "hot search: how long (wall clock) a window waits for its missing partitions before it is published without them (missing_partitions); a late partial publishes it again")
 }
 
 func (h *hotFlags) config(kc kafka.Config, log *slog.Logger) hot.Config {
@@ -36,16 +41,22 @@ func (h *hotFlags) config(kc kafka.Config, log *slog.Logger) hot.Config {
 	return c
 }
 
+// mergeConfig is the merge group's configuration: its snapshots hold as many items as the hot
+// group's partials.
+func (h *hotFlags) mergeConfig(kc kafka.Config, log *slog.Logger) hotmerge.Config {
+	return hotmerge.Config{Names: kc.Names, Partitions: kc.Partitions, K: h.cfg.K, MergeWait: h.mergeWait, Log: log}
+}
+
 // hotUnits returns the units of the hot-search pipeline, each run by a kafka.Supervisor:
 // the hot group and its merge group, restarted independently of each other, and with a history
 // store the writer of its queue (hot.history), which the merge fills before it writes Redis.
 func hotUnits(kc kafka.Config, hf hotFlags, rdb goredis.UniversalClient, store history.Store, log *slog.Logger) []unit {
 	cfg := hf.config(kc, log)
 	units := []unit{
-		{string(topics.HotGroup), func(ctx context.Context) error {
-			return hot.Run(ctx, cfg, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(topics.HotGroup), log)...)
+		{string(hot.Group), func(ctx context.Context) error {
+			return hot.Run(ctx, cfg, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(hot.Group), log)...)
 		}},
-		{string(topics.HotMergeGroup), func(ctx context.Context) error {
+		{string(hotmerge.Group), func(ctx context.Context) error {
 			pub := snapshot.Publisher{Redis: rsredis.NewHotWriter(rdb)}
 			if store != nil {
 				q, err := history.NewQueue(kc)
@@ -55,11 +66,11 @@ func hotUnits(kc kafka.Config, hf hotFlags, rdb goredis.UniversalClient, store h
 				defer q.Close()
 				pub.History = q
 			}
-			return hot.RunMerge(ctx, cfg, pub, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(topics.HotMergeGroup), log)...)
+			return hotmerge.Run(ctx, hf.mergeConfig(kc, log), pub, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(hotmerge.Group), log)...)
 		}},
 	}
 	if store != nil {
-		units = append(units, unit{string(topics.HotHistoryGroup), func(ctx context.Context) error {
+		units = append(units, unit{string(history.Group), func(ctx context.Context) error {
 			return history.Run(ctx, kc, store, log)
 		}})
 	}

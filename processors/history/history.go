@@ -24,6 +24,10 @@ import (
 	"github.com/rankstream/rankstream/topics"
 )
 
+// Group is the history writer's consumer group (logical name): it reads the queue topic
+// hot.history and commits after the store took each snapshot.
+const Group = topics.HotHistoryGroup
+
 // Store is the history store.
 type Store interface {
 	// Check returns an error (wrapping topics.ErrInvalidSnapshot) for a snapshot the store can
@@ -76,7 +80,7 @@ const maxBatch = 500
 // (50 ms to 5 s) while the failure is retryable, and committed only once written. A failure
 // that is not retryable ends Run with an error (the supervisor restarts it).
 func Run(ctx context.Context, kc kafka.Config, store Store, log *slog.Logger) error {
-	group := string(kc.Names.Group(topics.HotHistoryGroup))
+	group := string(kc.Names.Group(Group))
 	topic := string(kc.Names.Stream(topics.HotHistory))
 	log = log.With("group", group)
 	cl, err := kc.Client(kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.DisableAutoCommit(),

@@ -20,8 +20,8 @@ func Replay(ctx context.Context, kc kafka.Config) error {
 		group  goka.Group
 		stream goka.Stream
 	}{
-		{topics.HotGroup, kc.Names.Stream(topics.SearchQueries)},
-		{topics.HotGroup, kc.Names.Loop(topics.HotGroup)},
+		{Group, kc.Names.Stream(topics.SearchQueries)},
+		{Group, kc.Names.Loop(Group)},
 		{topics.HotMergeGroup, kc.Names.Stream(topics.HotPartials)},
 	} {
 		if _, err := kc.ResetOffsets(ctx, kc.Names.Group(r.group), r.stream, time.Time{}); err != nil {

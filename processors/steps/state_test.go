@@ -3,6 +3,7 @@ package steps
 import (
 	"errors"
 	"fmt"
+	"github.com/rankstream/rankstream/internal/e2e"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -212,7 +213,7 @@ func TestApplyOrderIndependence(t *testing.T) {
 		}
 		var want []DayState
 		for p := range 20 {
-			order := shuffleKeepingFirsts(rng, len(reports), func(i int) string { return fmt.Sprint(reports[i].Day, reports[i].RequestHash) })
+			order := e2e.ShuffleKeepingFirsts(rng, len(reports), func(i int) string { return fmt.Sprint(reports[i].Day, reports[i].RequestHash) })
 			if p == 0 {
 				slices.Sort(order)
 			}
@@ -239,30 +240,6 @@ func TestApplyOrderIndependence(t *testing.T) {
 			}
 		}
 	}
-}
-
-// shuffleKeepingFirsts returns a random permutation of 0..n-1 in which, for every id, the
-// smallest index with that id comes before the other indexes with it: a request id is merged
-// once, so which report of an id comes first is part of the input, not of its order.
-func shuffleKeepingFirsts(rng *rand.Rand, n int, id func(int) string) []int {
-	out := rng.Perm(n)
-	// Swap each id's smallest index into the earliest place its id takes: both places hold
-	// the same id, so the other ids keep their places.
-	first := map[string]int{}
-	for i := n - 1; i >= 0; i-- {
-		first[id(i)] = i
-	}
-	seen := map[string]bool{}
-	for at, x := range out {
-		k := id(x)
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		j := slices.Index(out, first[k])
-		out[at], out[j] = out[j], out[at]
-	}
-	return out
 }
 
 func mustApply(t *testing.T, s *State, r Report) Result {

@@ -1,9 +1,10 @@
-package hot_test
+package hote2e
 
 import (
 	"cmp"
 	"context"
 	"errors"
+	"github.com/rankstream/rankstream/processors/hotmerge"
 	"io"
 	"log/slog"
 	"math"
@@ -70,7 +71,7 @@ func BenchmarkHotThroughput(b *testing.B) {
 		return ctx
 	}))
 	adm := testenv.KafkaAdmin(b, p.kc.Brokers)
-	testenv.WaitCommitted(b, adm, string(p.kc.Names.Group(topics.HotGroup)), p.topic, n, 5*time.Minute)
+	testenv.WaitCommitted(b, adm, string(p.kc.Names.Group(hot.Group)), p.topic, n, 5*time.Minute)
 	p.waitPublished(lastEnd, 2*time.Minute)
 	path := float64(n) / time.Since(time.Unix(0, first.Load())).Seconds()
 	cpu := processCPU(b) - cpu0
@@ -266,11 +267,12 @@ func (p *hotPipeline) start(hotOpts ...goka.ProcessorOption) {
 		return history.Run(gctx, p.kc, snapshot.History{Sink: p.history}, p.cfg.Log)
 	})
 	g.Go(func() error {
-		opts := append(p.kc.ProcessorOptions(p.kc.Names.Group(topics.HotGroup), p.cfg.Log), hotOpts...)
+		opts := append(p.kc.ProcessorOptions(p.kc.Names.Group(hot.Group), p.cfg.Log), hotOpts...)
 		return hot.Run(gctx, p.cfg, p.kc.Brokers, opts...)
 	})
 	g.Go(func() error {
-		return hot.RunMerge(gctx, p.cfg, pub, p.kc.Brokers, p.kc.ProcessorOptions(p.kc.Names.Group(topics.HotMergeGroup), p.cfg.Log)...)
+		mcfg := hotmerge.Config{Names: p.cfg.Names, Partitions: p.cfg.Partitions, K: p.cfg.K, Log: p.cfg.Log}
+		return hotmerge.Run(gctx, mcfg, pub, p.kc.Brokers, p.kc.ProcessorOptions(p.kc.Names.Group(hotmerge.Group), p.cfg.Log)...)
 	})
 	p.stopped = make(chan struct{})
 	go func() {

@@ -1,4 +1,4 @@
-package hot
+package hotmerge
 
 import (
 	"context"
@@ -20,25 +20,6 @@ import (
 // crash the same snapshot can be published again.
 type Publisher interface {
 	Publish(ctx context.Context, s topics.TopKSnapshot) error
-}
-
-// partialCodec is the JSON codec of *Partial.
-type partialCodec struct{}
-
-func (partialCodec) Encode(v any) ([]byte, error) {
-	p, ok := v.(*Partial)
-	if !ok {
-		return nil, fmt.Errorf("hot: partial codec: got %T", v)
-	}
-	return json.Marshal(p)
-}
-
-func (partialCodec) Decode(b []byte) (any, error) {
-	p := new(Partial)
-	if err := json.Unmarshal(b, p); err != nil {
-		return nil, fmt.Errorf("hot: partial codec: %w", err)
-	}
-	return p, nil
 }
 
 type pendingCodec struct{}
@@ -63,38 +44,75 @@ type merger struct {
 	log   *slog.Logger
 }
 
-// MergeGraph returns the merge group's graph: partials are keyed by window end, so all the
+// Group is the merge group's logical name; its table holds one window's state per window end.
+const Group = topics.HotMergeGroup
+
+// Config shapes the merge; zero values take the defaults in brackets.
+type Config struct {
+	Names topics.Names
+	// Partitions of hot.partials' producer, the hot group: every one must report a window.
+	Partitions int
+	K          int // items per snapshot [100]
+	// MergeWait is how long (wall clock, from its first partial reaching the merge) a window
+	// waits for its missing partitions before it is published without them [10 s].
+	MergeWait time.Duration
+	Log       *slog.Logger
+}
+
+// DefaultConfig returns a Config holding the defaults in brackets above.
+func DefaultConfig() Config {
+	var c Config
+	c.defaults()
+	return c
+}
+
+func (c *Config) defaults() {
+	if c.Partitions <= 0 {
+		c.Partitions = topics.DefaultPartitions
+	}
+	if c.K <= 0 {
+		c.K = 100
+	}
+	if c.MergeWait <= 0 {
+		c.MergeWait = 10 * time.Second
+	}
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+}
+
+// Graph returns the merge group's graph: partials are keyed by window end, so all the
 // partials of a window meet in one partition. Once every partition reported, or cfg.MergeWait
 // after the first partial arrived (wall clock), their lists (disjoint, since terms are
 // partitioned) are merged exactly and published, with the partitions still missing; a late
 // partial republishes the window with fewer missing. The table keeps each window's entry for
 // mergeTTL after its last publication, so that a partial sent again does not publish again.
-// The waits and the expiry run in the sweep visitor (RunMerge calls it periodically).
-func MergeGraph(cfg Config, pub Publisher) *goka.GroupGraph {
+// The waits and the expiry run in the sweep visitor (Run calls it periodically).
+func Graph(cfg Config, pub Publisher) *goka.GroupGraph {
 	cfg.defaults()
 	m := &merger{
 		rules: mergeRules{partitions: cfg.Partitions, k: cfg.K, wait: cfg.MergeWait, ttl: mergeTTL, started: time.Now()},
 		pub:   pub,
 		log:   cfg.Log,
 	}
-	return goka.DefineGroup(cfg.Names.Group(topics.HotMergeGroup),
-		goka.Input(cfg.Names.Stream(topics.HotPartials), partialCodec{}, m.merge),
+	return goka.DefineGroup(cfg.Names.Group(Group),
+		goka.Input(cfg.Names.Stream(topics.HotPartials), topics.HotPartialCodec{}, m.merge),
 		goka.Persist(pendingCodec{}),
 		goka.Visitor(sweepVisitor, m.sweep),
 	)
 }
 
-// sweepEvery is how often RunMerge sweeps the merge table for a wait of wait: a quarter of
+// sweepEvery is how often Run sweeps the merge table for a wait of wait: a quarter of
 // it, from 100 ms to 1 s.
 func sweepEvery(wait time.Duration) time.Duration {
 	return min(max(wait/4, 100*time.Millisecond), time.Second)
 }
 
-// RunMerge runs the merge group until ctx ends, sweeping its table periodically (goka's
+// Run runs the merge group until ctx ends, sweeping its table periodically (goka's
 // VisitAll) to publish windows whose wait ran out and to delete expired entries.
-func RunMerge(ctx context.Context, cfg Config, pub Publisher, brokers []string, opts ...goka.ProcessorOption) error {
+func Run(ctx context.Context, cfg Config, pub Publisher, brokers []string, opts ...goka.ProcessorOption) error {
 	cfg.defaults()
-	proc, err := goka.NewProcessor(brokers, MergeGraph(cfg, pub), opts...)
+	proc, err := goka.NewProcessor(brokers, Graph(cfg, pub), opts...)
 	if err != nil {
 		return fmt.Errorf("hot merge: %w", err)
 	}
@@ -102,7 +120,7 @@ func RunMerge(ctx context.Context, cfg Config, pub Publisher, brokers []string, 
 	// that starts while goka stops a partition can send on the partition's closed visit channel
 	// (goka v1.1.16, PartitionProcessor.VisitValues) and panic.
 	sweep := func(ctx context.Context) { runSweeper(ctx, proc, sweepEvery(cfg.MergeWait), cfg.Log) }
-	if err := kafka.Run(ctx, proc, cfg.Names.Group(topics.HotMergeGroup), cfg.Log, sweep); err != nil {
+	if err := kafka.Run(ctx, proc, cfg.Names.Group(Group), cfg.Log, sweep); err != nil {
 		return fmt.Errorf("hot merge: %w", err)
 	}
 	return nil
@@ -132,7 +150,7 @@ func runSweeper(ctx context.Context, proc *goka.Processor, every time.Duration, 
 
 // merge takes one partition's partial of a window.
 func (m *merger) merge(ctx goka.Context, msg any) {
-	part, ok := msg.(*Partial)
+	part, ok := msg.(*topics.HotPartial)
 	if !ok {
 		return
 	}

@@ -1,4 +1,4 @@
-package hot
+package hotmerge
 
 import (
 	"slices"
@@ -19,7 +19,7 @@ type pending struct {
 	Reported []int32 `json:"reported"`
 	// Partials are the reported partials, kept for merging until the window is published
 	// complete, then dropped (Reported still tells a duplicate).
-	Partials []Partial `json:"partials,omitempty"`
+	Partials []topics.HotPartial `json:"partials,omitempty"`
 	// Published is how many partitions the last published snapshot had (0: none yet), and
 	// PublishedMs when (wall clock, Unix ms) it was published.
 	Published   int   `json:"published"`
@@ -69,7 +69,7 @@ const rejectedTTL = 24 * time.Hour
 // publish snapshot(next, now) and, once stored, call published). A partial of a partition
 // already reported (the hot group re-emits partials after a crash) changes nothing, so it
 // never republishes a window nor makes an entry again.
-func (r mergeRules) onPartial(st *pending, p *Partial, now time.Time) (next *pending, changed, due bool) {
+func (r mergeRules) onPartial(st *pending, p *topics.HotPartial, now time.Time) (next *pending, changed, due bool) {
 	if st == nil {
 		st = &pending{WindowStart: p.WindowStart, WindowEnd: p.WindowEnd, FirstMs: now.UnixMilli()}
 	}
@@ -119,7 +119,7 @@ func (r mergeRules) complete(st *pending) bool { return len(st.Reported) >= r.pa
 func (r mergeRules) snapshot(st *pending, now time.Time) topics.TopKSnapshot {
 	lists := make([][]sketch.Item, len(st.Partials))
 	for i, p := range st.Partials {
-		lists[i] = p.Items
+		lists[i] = p.SketchItems()
 	}
 	snap := topics.TopKSnapshot{
 		Stream:            topics.SearchStream,

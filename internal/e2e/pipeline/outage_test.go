@@ -1,4 +1,4 @@
-package main
+package pipelinee2e
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package hot_test
+package hote2e
 
 import (
 	"bufio"
@@ -276,7 +276,7 @@ func mergedPartials(t *testing.T, ctx context.Context, kc kafka.Config, partitio
 			if p.Dropped != 0 {
 				t.Fatalf("partition %d dropped %d queries in the window ending %s", p.Partition, p.Dropped, time.UnixMilli(p.WindowEnd))
 			}
-			lists = append(lists, p.Items)
+			lists = append(lists, p.SketchItems())
 		}
 		for i, it := range sketch.MergeTopK(hot.DefaultConfig().K, lists...) {
 			rows = append(rows, row{WindowEnd: time.UnixMilli(end), Rank: uint32(i + 1), Item: it.Item, Count: it.Count, Error: it.Error})
@@ -290,7 +290,7 @@ func mergedPartials(t *testing.T, ctx context.Context, kc kafka.Config, partitio
 
 // readPartials reads every partial in hot.partials, by window end and partition. It fails on a
 // partition emitting a window twice with other contents.
-func readPartials(t *testing.T, ctx context.Context, kc kafka.Config) map[int64]map[int32]hot.Partial {
+func readPartials(t *testing.T, ctx context.Context, kc kafka.Config) map[int64]map[int32]topics.HotPartial {
 	t.Helper()
 	topic := string(kc.Names.Stream(topics.HotPartials))
 	cl, err := kc.Client()
@@ -304,14 +304,14 @@ func readPartials(t *testing.T, ctx context.Context, kc kafka.Config) map[int64]
 	}
 	from, to := map[int32]int64{}, map[int32]int64{}
 	ends.Each(func(o kadm.ListedOffset) { from[o.Partition], to[o.Partition] = 0, o.Offset })
-	byEnd := map[int64]map[int32]hot.Partial{}
+	byEnd := map[int64]map[int32]topics.HotPartial{}
 	err = kc.Read(ctx, topic, from, to, func(r *kgo.Record) error {
-		var p hot.Partial
+		var p topics.HotPartial
 		if err := json.Unmarshal(r.Value, &p); err != nil {
 			return err
 		}
 		if byEnd[p.WindowEnd] == nil {
-			byEnd[p.WindowEnd] = map[int32]hot.Partial{}
+			byEnd[p.WindowEnd] = map[int32]topics.HotPartial{}
 		}
 		if old, dup := byEnd[p.WindowEnd][p.Partition]; dup && !reflect.DeepEqual(old, p) {
 			t.Fatalf("partition %d emitted the window ending %s twice, differently", p.Partition, time.UnixMilli(p.WindowEnd))

@@ -1,4 +1,4 @@
-package hot_test
+package hote2e
 
 import (
 	"context"
@@ -18,11 +18,10 @@ import (
 	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/history"
-	"github.com/rankstream/rankstream/processors/hot"
+	"github.com/rankstream/rankstream/processors/hotmerge"
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"github.com/rankstream/rankstream/sinks/snapshot"
-	"github.com/rankstream/rankstream/sketch"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -45,7 +44,7 @@ func TestMergeWaitsThenPublishesMissingPartitions(t *testing.T) {
 		rdb := testenv.Redis(t)
 
 		log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-		cfg := hot.Config{Names: kc.Names, Partitions: partitions, K: 10, MergeWait: wait, Log: log}
+		cfg := hotmerge.Config{Names: kc.Names, Partitions: partitions, K: 10, MergeWait: wait, Log: log}
 		queue, err := history.NewQueue(kc)
 		if err != nil {
 			t.Fatal(err)
@@ -55,7 +54,7 @@ func TestMergeWaitsThenPublishesMissingPartitions(t *testing.T) {
 		runCtx, stop := context.WithCancel(ctx)
 		done := make(chan error, 2)
 		go func() {
-			done <- hot.RunMerge(runCtx, cfg, pub, brokers, kc.ProcessorOptions(kc.Names.Group(topics.HotMergeGroup), log)...)
+			done <- hotmerge.Run(runCtx, cfg, pub, brokers, kc.ProcessorOptions(kc.Names.Group(hotmerge.Group), log)...)
 		}()
 		go func() { done <- history.Run(runCtx, kc, snapshot.History{Sink: sink}, log) }()
 		t.Cleanup(func() {
@@ -125,9 +124,9 @@ func TestMergeWaitsThenPublishesMissingPartitions(t *testing.T) {
 		rows := countRows(t, conn)
 		send(w1, 1)
 		send(w2, 2, 3)
-		processed(t, ctx, cl, kc.Names.Group(topics.HotMergeGroup), partialsTopic)
+		processed(t, ctx, cl, kc.Names.Group(hotmerge.Group), partialsTopic)
 		time.Sleep(wait + 500*time.Millisecond) // the wait and two sweeps (every wait/4)
-		processed(t, ctx, cl, kc.Names.Group(topics.HotHistoryGroup), string(kc.Names.Stream(topics.HotHistory)))
+		processed(t, ctx, cl, kc.Names.Group(history.Group), string(kc.Names.Stream(topics.HotHistory)))
 		if got := countRows(t, conn); got != rows {
 			t.Fatalf("partials sent again added rows to topk_history: %d, before %d", got, rows)
 		}
@@ -139,9 +138,9 @@ func TestMergeWaitsThenPublishesMissingPartitions(t *testing.T) {
 
 // mergePartial is partition p's partial of the window ending at end: one item, "p<N>", whose
 // count is 10 × (N + 1).
-func mergePartial(end int64, p int32) hot.Partial {
-	return hot.Partial{Partition: p, WindowStart: end - time.Hour.Milliseconds(), WindowEnd: end,
-		Items: []sketch.Item{{Item: fmt.Sprint("p", p), Count: uint64(10 * (p + 1))}}}
+func mergePartial(end int64, p int32) topics.HotPartial {
+	return topics.HotPartial{Partition: p, WindowStart: end - time.Hour.Milliseconds(), WindowEnd: end,
+		Items: []topics.PartialItem{{Item: fmt.Sprint("p", p), Count: uint64(10 * (p + 1))}}}
 }
 
 func itemNames(s topics.TopKSnapshot) string {
@@ -233,12 +232,12 @@ func TestMergeSkipsInvalidSnapshot(t *testing.T) {
 		}
 		rdb := testenv.Redis(t)
 		log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-		cfg := hot.Config{Names: kc.Names, Partitions: partitions, K: 10, MergeWait: time.Second, Log: log}
+		cfg := hotmerge.Config{Names: kc.Names, Partitions: partitions, K: 10, MergeWait: time.Second, Log: log}
 		pub := snapshot.Publisher{Redis: rsredis.NewHotWriter(rdb)}
 		runCtx, stop := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() {
-			done <- hot.RunMerge(runCtx, cfg, pub, brokers, kc.ProcessorOptions(kc.Names.Group(topics.HotMergeGroup), log)...)
+			done <- hotmerge.Run(runCtx, cfg, pub, brokers, kc.ProcessorOptions(kc.Names.Group(hotmerge.Group), log)...)
 		}()
 		defer func() {
 			stop()

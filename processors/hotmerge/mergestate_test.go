@@ -1,13 +1,12 @@
-package hot
+package hotmerge
 
 import (
 	"fmt"
+	"github.com/rankstream/rankstream/topics"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/rankstream/rankstream/sketch"
 )
 
 var mergeT0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -16,9 +15,9 @@ const testWindowEnd = 1796040000000 // the window of these tests ends at mergeT0
 
 // testPartial is partition p's partial of the test window: one item of its own, "p<N>", whose
 // count is 10 × (N + 1).
-func testPartial(p int32) *Partial {
-	return &Partial{Partition: p, WindowStart: testWindowEnd - 3_600_000, WindowEnd: testWindowEnd,
-		Items: []sketch.Item{{Item: fmt.Sprint("p", p), Count: uint64(10 * (p + 1))}}}
+func testPartial(p int32) *topics.HotPartial {
+	return &topics.HotPartial{Partition: p, WindowStart: testWindowEnd - 3_600_000, WindowEnd: testWindowEnd,
+		Items: []topics.PartialItem{{Item: fmt.Sprint("p", p), Count: uint64(10 * (p + 1))}}}
 }
 
 // mergeStep is something that happens to one window's entry at mergeT0 + at: a partial of

@@ -1,10 +1,11 @@
-package steps_test
+package stepse2e
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rankstream/rankstream/internal/e2e"
 	"math/rand/v2"
 	"reflect"
 	"strconv"
@@ -27,20 +28,20 @@ import (
 // stream in two interleavings through the whole pipeline.
 
 // utcReport is a report of user in zone UTC; region may be "".
-func utcReport(user, req string, steps int, region string, ts time.Time) testRecord {
+func utcReport(user, req string, steps int, region string, ts time.Time) e2e.Record {
 	v := fmt.Sprintf(`{"request_id":%q,"user_id":%q,"steps":%d,"ts":%q,"tz":"UTC"`, req, user, steps, ts.Format(time.RFC3339Nano))
 	if region != "" {
 		v += fmt.Sprintf(`,"region":%q`, region)
 	}
-	return testRecord{user, []byte(v + "}")}
+	return e2e.Record{Key: user, Value: []byte(v + "}")}
 }
 
-func (e *e2e) groupAndTopic() (string, string) {
+func (e *stepsRun) groupAndTopic() (string, string) {
 	return string(e.kc.Names.Group(steps.Group)), string(e.kc.Names.Stream(topics.StepsReported))
 }
 
 // onBoard tells whether user is a member of board.
-func (e *e2e) onBoard(board, user string) bool {
+func (e *stepsRun) onBoard(board, user string) bool {
 	err := e.rdb.ZScore(context.Background(), board, user).Err()
 	if err != nil && !errors.Is(err, goredis.Nil) {
 		e.t.Fatal(err)
@@ -70,12 +71,12 @@ func crashBetweenTableAndRedis(t *testing.T, brokers []string) {
 	adm := testenv.KafkaAdmin(t, brokers)
 	group, topic := e.groupAndTopic()
 	ts := time.Now().Add(-time.Minute)
-	day := dayOf(ts, time.UTC)
+	day := e2e.DayOf(ts, time.UTC)
 	board := func(region string) string { return "rank:steps:region:" + region + ":" + day }
 	ctx := context.Background()
 
 	p := e.start("processor-1", "--coalesce", "500ms")
-	e.produce([]testRecord{
+	e.produce([]e2e.Record{
 		utcReport("mover", "a", 100, "eu-west", ts),
 		utcReport("retrier", "x", 300, "eu-west", ts),
 		utcReport("retrier", "y", 0, "eu-west", ts.Add(time.Second)), // stale
@@ -84,7 +85,7 @@ func crashBetweenTableAndRedis(t *testing.T, brokers []string) {
 	if !e.onBoard(board("eu-west"), "mover") {
 		t.Fatal("mover is not on the eu-west board after the commit")
 	}
-	e.produce([]testRecord{utcReport("mover", "b", 200, "us-east", ts.Add(2*time.Second))}, 0)
+	e.produce([]e2e.Record{utcReport("mover", "b", 200, "us-east", ts.Add(2*time.Second))}, 0)
 	time.Sleep(150 * time.Millisecond)
 	p.Signal(syscall.SIGKILL)
 	_ = p.Wait()
@@ -93,7 +94,7 @@ func crashBetweenTableAndRedis(t *testing.T, brokers []string) {
 	t.Logf("killed %s the flush of the move (committed %d of 4)", map[bool]string{true: "after", false: "before"}[flushed], testenv.Committed(adm, group, topic))
 
 	e.start("processor-2", "--coalesce", "500ms")
-	e.produce([]testRecord{utcReport("retrier", "y", 36_894, "us-east", ts.Add(3*time.Second))}, 0)
+	e.produce([]e2e.Record{utcReport("retrier", "y", 36_894, "us-east", ts.Add(3*time.Second))}, 0)
 	testenv.WaitCommitted(t, adm, group, topic, 5, 2*time.Minute)
 
 	if got := e.rdb.Get(ctx, "step:"+day+":mover").Val(); got != "200" {
@@ -121,10 +122,10 @@ func TestRequestIDSurvivesARebalance(t *testing.T) {
 		adm := testenv.KafkaAdmin(t, brokers)
 		group, topic := e.groupAndTopic()
 		ts := time.Now().Add(-time.Minute)
-		day := dayOf(ts, time.UTC)
+		day := e2e.DayOf(ts, time.UTC)
 		const users = 32
 		partitioner := kgo.StickyKeyPartitioner(nil).ForTopic(topic)
-		var first, retries []testRecord
+		var first, retries []e2e.Record
 		onPartition := map[int]bool{}
 		for i := range users {
 			u := fmt.Sprintf("user-%02d", i)
@@ -290,14 +291,14 @@ func TestRedisDownAtStartUp(t *testing.T) {
 }
 
 // userDayOf returns the "yyyymmdd/user" and the steps of a generated report.
-func userDayOf(t *testing.T, r testRecord) (string, int64) {
+func userDayOf(t *testing.T, r e2e.Record) (string, int64) {
 	var v struct {
 		UserID string `json:"user_id"`
 		Steps  int64  `json:"steps"`
 		TS     string `json:"ts"`
 		TZ     string `json:"tz"`
 	}
-	if err := json.Unmarshal(r.value, &v); err != nil {
+	if err := json.Unmarshal(r.Value, &v); err != nil {
 		t.Fatal(err)
 	}
 	ts, err := time.Parse(time.RFC3339Nano, v.TS)
@@ -308,12 +309,12 @@ func userDayOf(t *testing.T, r testRecord) (string, int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return dayOf(ts, loc) + "/" + v.UserID, v.Steps
+	return e2e.DayOf(ts, loc) + "/" + v.UserID, v.Steps
 }
 
 // mismatchesBelow counts the step keys whose value in Redis is below the truth (missing
 // counts as below), and names one.
-func (e *e2e) mismatchesBelow(want truth) (int, string) {
+func (e *stepsRun) mismatchesBelow(want truth) (int, string) {
 	bad, example := 0, ""
 	for k, w := range want {
 		day, user, _ := strings.Cut(k, "/")
@@ -335,8 +336,8 @@ func (e *e2e) mismatchesBelow(want truth) (int, string) {
 func TestAnyInterleavingGivesTheSameRedisEndToEnd(t *testing.T) {
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
 		rng := rand.New(rand.NewPCG(21, 8))
-		records, ids, invalid := propertyStream(rng, 40, 25, time.Now().Add(-13*time.Hour))
-		orders := [][]int{shuffleStream(rng, ids), shuffleStream(rng, ids)}
+		records, ids, invalid := e2e.PropertyStream(rng, 40, 25, time.Now().Add(-13*time.Hour))
+		orders := [][]int{e2e.ShuffleStream(rng, ids), e2e.ShuffleStream(rng, ids)}
 		dumps := make([]map[string]string, len(orders))
 		t.Run("orders", func(t *testing.T) {
 			for i, order := range orders {
@@ -345,7 +346,7 @@ func TestAnyInterleavingGivesTheSameRedisEndToEnd(t *testing.T) {
 					e := newE2E(t, brokers)
 					adm := testenv.KafkaAdmin(t, brokers)
 					group, topic := e.groupAndTopic()
-					in := make([]testRecord, len(order))
+					in := make([]e2e.Record, len(order))
 					for j, k := range order {
 						in[j] = records[k]
 					}
@@ -379,7 +380,7 @@ func TestAnyInterleavingGivesTheSameRedisEndToEnd(t *testing.T) {
 
 // dump returns every key of the run's Redis database with its contents (a string's value, a
 // ZSET's members and scores) and whether it expires.
-func (e *e2e) dump() map[string]string {
+func (e *stepsRun) dump() map[string]string {
 	ctx := context.Background()
 	out := map[string]string{}
 	iter := e.rdb.Scan(ctx, 0, "*", 1000).Iterator()

@@ -1,9 +1,10 @@
-package steps_test
+package stepse2e
 
 import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"github.com/rankstream/rankstream/internal/e2e"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -11,11 +12,6 @@ import (
 
 // This file generates step reports and computes what the pipeline must produce from them,
 // with its own code: nothing here calls the production merge, day or key functions.
-
-type testRecord struct {
-	key   string
-	value []byte
-}
 
 type dayValue struct {
 	steps   int64
@@ -40,13 +36,13 @@ type sent struct {
 	reqID  string
 	steps  int64
 	ts     time.Time
-	record testRecord
+	record e2e.Record
 }
 
 // generate makes n reports of users across the last three local days of each user (all
 // before now): ~80% fresh readings, ~10% exact duplicates of earlier ones (same request id),
 // ~10% stale readings (smaller and older than one already sent, new request id).
-func generate(seed uint64, n, users int, now time.Time) ([]testRecord, truth) {
+func generate(seed uint64, n, users int, now time.Time) ([]e2e.Record, truth) {
 	rng := rand.New(rand.NewPCG(seed, 42))
 	us := make([]testUser, users)
 	for i := range us {
@@ -56,7 +52,7 @@ func generate(seed uint64, n, users int, now time.Time) ([]testRecord, truth) {
 		}
 		us[i] = testUser{id: fmt.Sprintf("user-%05d", i), zone: loc, region: testRegions[rng.IntN(len(testRegions))]}
 	}
-	var out []testRecord
+	var out []e2e.Record
 	var history []sent
 	for len(out) < n {
 		p := rng.Float64()
@@ -70,7 +66,7 @@ func generate(seed uint64, n, users int, now time.Time) ([]testRecord, truth) {
 				continue
 			}
 			ts := h.ts.Add(-time.Duration(rng.Int64N(int64(time.Hour))))
-			if dayOf(ts, h.user.zone) != dayOf(h.ts, h.user.zone) {
+			if e2e.DayOf(ts, h.user.zone) != e2e.DayOf(h.ts, h.user.zone) {
 				continue
 			}
 			s := makeReport(h.user, fmt.Sprintf("stale-%d", len(out)), rng.Int64N(h.steps), ts)
@@ -91,7 +87,7 @@ func generate(seed uint64, n, users int, now time.Time) ([]testRecord, truth) {
 			continue
 		}
 		seen[h.reqID] = true
-		k := dayOf(h.ts, h.user.zone) + "/" + h.user.id
+		k := e2e.DayOf(h.ts, h.user.zone) + "/" + h.user.id
 		v, ok := want[k]
 		ms := h.ts.UnixMilli()
 		switch {
@@ -103,8 +99,6 @@ func generate(seed uint64, n, users int, now time.Time) ([]testRecord, truth) {
 	}
 	return out, want
 }
-
-func dayOf(t time.Time, loc *time.Location) string { return t.In(loc).Format("20060102") }
 
 // randomInstantOfLocalDay picks an instant of the local day `back` days before now's local
 // day, not after now and not before now minus three days.
@@ -129,7 +123,7 @@ func makeReport(u *testUser, reqID string, steps int64, ts time.Time) sent {
 	if err != nil {
 		panic(err)
 	}
-	return sent{user: u, reqID: reqID, steps: steps, ts: ts, record: testRecord{key: u.id, value: v}}
+	return sent{user: u, reqID: reqID, steps: steps, ts: ts, record: e2e.Record{Key: u.id, Value: v}}
 }
 
 type boardRow struct {

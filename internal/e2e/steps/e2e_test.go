@@ -1,8 +1,9 @@
-package steps_test
+package stepse2e
 
 import (
 	"context"
 	"fmt"
+	"github.com/rankstream/rankstream/internal/e2e"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,9 +20,9 @@ import (
 	"github.com/rankstream/rankstream/topics"
 )
 
-// e2e is one end-to-end run: its own topics and group (a prefix) on a broker, its own Redis
+// stepsRun is one end-to-end run: its own topics and group (a prefix) on a broker, its own Redis
 // database, and rankstream processes started as separate OS processes.
-type e2e struct {
+type stepsRun struct {
 	t         testing.TB
 	kc        kafka.Config
 	rdb       *goredis.Client
@@ -34,11 +35,11 @@ type e2e struct {
 	processes []*testenv.Process
 }
 
-func newE2E(t testing.TB, brokers []string) *e2e {
+func newE2E(t testing.TB, brokers []string) *stepsRun {
 	t.Helper()
 	prefix := testenv.UniqueName(t, "steps") + "."
 	addr, db := testenv.RedisAddr(t)
-	e := &e2e{
+	e := &stepsRun{
 		t:         t,
 		kc:        kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}},
 		rdb:       goredis.NewClient(&goredis.Options{Addr: addr, DB: db}),
@@ -65,7 +66,7 @@ func newE2E(t testing.TB, brokers []string) *e2e {
 
 // start runs `rankstream process` for this run's topics and Redis database; flags override
 // the defaults of these tests (a 200 ms coalescing interval).
-func (e *e2e) start(name string, flags ...string) *testenv.Process {
+func (e *stepsRun) start(name string, flags ...string) *testenv.Process {
 	e.t.Helper()
 	args := append([]string{"process",
 		"--brokers", strings.Join(e.kc.Brokers, ","), "--redis", e.redisURL,
@@ -84,7 +85,7 @@ type position struct {
 
 // produce sends records at rate per second (0: as fast as possible), waits for the acks and
 // returns where each record landed.
-func (e *e2e) produce(records []testRecord, rate int) []position {
+func (e *stepsRun) produce(records []e2e.Record, rate int) []position {
 	e.t.Helper()
 	topic := string(e.kc.Names.Stream(topics.StepsReported))
 	start := time.Now()
@@ -96,7 +97,7 @@ func (e *e2e) produce(records []testRecord, rate int) []position {
 				time.Sleep(wait)
 			}
 		}
-		e.producer.Produce(context.Background(), &kgo.Record{Topic: topic, Key: []byte(r.key), Value: r.value}, func(r *kgo.Record, err error) {
+		e.producer.Produce(context.Background(), &kgo.Record{Topic: topic, Key: []byte(r.Key), Value: r.Value}, func(r *kgo.Record, err error) {
 			if err != nil {
 				select {
 				case errs <- err:
@@ -119,7 +120,7 @@ func (e *e2e) produce(records []testRecord, rate int) []position {
 }
 
 // mismatches counts the step keys whose value differs from the truth, and names one.
-func (e *e2e) mismatches(want truth) (int, string) {
+func (e *stepsRun) mismatches(want truth) (int, string) {
 	ctx := context.Background()
 	keys := make([]string, 0, len(want))
 	for k := range want {
@@ -147,7 +148,7 @@ func (e *e2e) mismatches(want truth) (int, string) {
 
 // waitExact waits until every step key equals the truth and every board's order too (the sink
 // writes a batch's step keys before its boards, so the boards may lag the keys briefly).
-func (e *e2e) waitExact(want truth, timeout time.Duration) {
+func (e *stepsRun) waitExact(want truth, timeout time.Duration) {
 	e.t.Helper()
 	boards := want.boards()
 	deadline := time.Now().Add(timeout)
@@ -173,7 +174,7 @@ func (e *e2e) waitExact(want truth, timeout time.Duration) {
 }
 
 // boardProblem says how the first board that differs from the truth differs ("" when none).
-func (e *e2e) boardProblem(boards map[string][]string) string {
+func (e *stepsRun) boardProblem(boards map[string][]string) string {
 	ctx := context.Background()
 	for name, members := range boards {
 		key := "rank:steps:" + strings.ReplaceAll(name, "/", ":")
@@ -197,7 +198,7 @@ func (e *e2e) boardProblem(boards map[string][]string) string {
 }
 
 // deadLetters returns the reason header of every record in the dead-letter topic.
-func (e *e2e) deadLetters(want int, timeout time.Duration) []string {
+func (e *stepsRun) deadLetters(want int, timeout time.Duration) []string {
 	e.t.Helper()
 	cl, err := e.kc.Client(kgo.ConsumeTopics(string(e.kc.Names.Stream(topics.DLQ))), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
@@ -219,7 +220,7 @@ func (e *e2e) deadLetters(want int, timeout time.Duration) []string {
 	return reasons
 }
 
-func (e *e2e) dlqEnd() int64 {
+func (e *stepsRun) dlqEnd() int64 {
 	cl, err := e.kc.Client()
 	if err != nil {
 		e.t.Fatal(err)
@@ -247,16 +248,16 @@ func TestEndToEndExact(t *testing.T) {
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
 		e := newE2E(t, brokers)
 		records, want := generate(1, e2eReports, e2eUsers, time.Now())
-		poison := []testRecord{
-			{"user-00001", []byte(`{"request_id":`)},
-			{"user-00001", []byte(`{"request_id":"p2","user_id":"user-00001","steps":-1,"ts":"` + time.Now().Format(time.RFC3339) + `","tz":"UTC"}`)},
-			{"user-00001", []byte(`{"request_id":"p3","user_id":"user-00001","steps":99999999,"ts":"` + time.Now().Format(time.RFC3339) + `","tz":"UTC"}`)},
-			{"user-00001", []byte(`{"request_id":"p4","user_id":"user-00001","steps":1,"ts":"` + time.Now().Format(time.RFC3339) + `","tz":"Mars/Base"}`)},
-			{"user-00001", []byte(`{"user_id":"user-00001","steps":1,"ts":"` + time.Now().Format(time.RFC3339) + `","tz":"UTC"}`)},
-			{"user-00001", []byte(`{"request_id":"` + strings.Repeat("x", 1_000_000) + `"}`)},
+		poison := []e2e.Record{
+			{Key: "user-00001", Value: []byte(`{"request_id":`)},
+			{Key: "user-00001", Value: []byte(`{"request_id":"p2","user_id":"user-00001","steps":-1,"ts":"` + time.Now().Format(time.RFC3339) + `","tz":"UTC"}`)},
+			{Key: "user-00001", Value: []byte(`{"request_id":"p3","user_id":"user-00001","steps":99999999,"ts":"` + time.Now().Format(time.RFC3339) + `","tz":"UTC"}`)},
+			{Key: "user-00001", Value: []byte(`{"request_id":"p4","user_id":"user-00001","steps":1,"ts":"` + time.Now().Format(time.RFC3339) + `","tz":"Mars/Base"}`)},
+			{Key: "user-00001", Value: []byte(`{"user_id":"user-00001","steps":1,"ts":"` + time.Now().Format(time.RFC3339) + `","tz":"UTC"}`)},
+			{Key: "user-00001", Value: []byte(`{"request_id":"` + strings.Repeat("x", 1_000_000) + `"}`)},
 		}
 		reasons := []string{"json:", "negative", "plausible maximum", "unknown zone", "request_id: missing", "over the limit"}
-		mixed := append(append(append([]testRecord{}, records[:1000]...), poison...), records[1000:]...)
+		mixed := append(append(append([]e2e.Record{}, records[:1000]...), poison...), records[1000:]...)
 
 		e.start("processor")
 		e.produce(mixed, 0)

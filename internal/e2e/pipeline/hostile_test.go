@@ -1,4 +1,4 @@
-package e2e
+package pipelinee2e
 
 import (
 	"bufio"
@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/rankstream/rankstream/processors/hot"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -359,7 +360,7 @@ func deadLetters(t *testing.T, ctx context.Context, kc kafka.Config, want int) m
 // loopTerms reads the hot group's loop topic until it holds n terms "valid <i>".
 func loopTerms(t *testing.T, ctx context.Context, kc kafka.Config, n int) map[string]bool {
 	t.Helper()
-	cl, err := kc.Client(kgo.ConsumeTopics(string(kc.Names.Loop(topics.HotGroup))), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	cl, err := kc.Client(kgo.ConsumeTopics(string(kc.Names.Loop(hot.Group))), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		t.Fatal(err)
 	}

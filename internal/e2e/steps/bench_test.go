@@ -1,7 +1,9 @@
-package steps_test
+package stepse2e
 
 import (
 	"context"
+	"github.com/rankstream/rankstream/internal/e2e"
+	"log/slog"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,10 +27,10 @@ func BenchmarkSliceThroughput(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var records []testRecord
+	var records []e2e.Record
 	for len(records) < n {
 		for _, r := range gen.Next(time.Now()) {
-			records = append(records, testRecord{r.Key, r.Value})
+			records = append(records, e2e.Record{Key: r.Key, Value: r.Value})
 		}
 	}
 	records = records[:n]
@@ -59,7 +61,7 @@ func BenchmarkSliceThroughput(b *testing.B) {
 // gokaNoopRate is the ceiling goka itself puts on the slice: a processor of the same topic,
 // configured like the real one, whose callback does nothing; timed until it consumed n
 // records, counted from its first record so that group start-up is left out.
-func gokaNoopRate(b *testing.B, e *e2e, topic string, n int) float64 {
+func gokaNoopRate(b *testing.B, e *stepsRun, topic string, n int) float64 {
 	var count atomic.Int64
 	var first atomic.Int64
 	done := make(chan struct{})
@@ -72,7 +74,7 @@ func gokaNoopRate(b *testing.B, e *e2e, topic string, n int) float64 {
 			close(done)
 		}
 	}))
-	proc, err := goka.NewProcessor(e.kc.Brokers, graph, e.kc.ProcessorOptions(g, nopLogger())...)
+	proc, err := goka.NewProcessor(e.kc.Brokers, graph, e.kc.ProcessorOptions(g, slog.New(slog.DiscardHandler))...)
 	if err != nil {
 		b.Fatal(err)
 	}

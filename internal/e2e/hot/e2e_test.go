@@ -1,4 +1,4 @@
-package hot_test
+package hote2e
 
 import (
 	"cmp"
