@@ -14,10 +14,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/rankstream/rankstream/internal/api"
 	"github.com/rankstream/rankstream/internal/embedded"
 	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/loadgen"
-	"github.com/rankstream/rankstream/internal/query"
 	"github.com/rankstream/rankstream/processors/steps"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"github.com/rankstream/rankstream/topics"
@@ -98,8 +98,8 @@ func runDev(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		return supervise(gctx, sup, pipelineUnits(kc, pf, rdb, nil, log))
 	})
 	g.Go(func() error {
-		api := query.New(qdb, log, query.WithRedisTimeout(*redisTimeout), query.WithReady(sup.Ready))
-		return serveHTTP(gctx, *httpAddr, api, log, func(a net.Addr) {
+		qapi := api.New(rsredis.NewReader(qdb), log, api.WithRedisTimeout(*redisTimeout), api.WithReady(sup.Ready))
+		return serveHTTP(gctx, *httpAddr, qapi, log, func(a net.Addr) {
 			fmt.Fprintf(stdout, "rankstream dev is running\n  Kafka (kfake):  %s\n  Redis:          %s\n  query API:      http://%s/v1/boards/steps?limit=10\n  hot search:     http://%s/v1/hot/search?k=10\n  metrics:        http://%s/metrics\n",
 				kf.brokers, *redisAddr, a, a, a)
 		})

@@ -1,16 +1,13 @@
-package query
+package api
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"net/http"
 	"sync"
 	"time"
 
-	goredis "github.com/redis/go-redis/v9"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/rankstream/rankstream/internal/obs"
@@ -84,7 +81,7 @@ func (s *Server) latestHot(ctx context.Context) (*topics.TopKSnapshot, error) {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
 		defer cancel()
 		start := time.Now()
-		snap, err := readHot(rctx, s.rdb)
+		snap, err := s.store.HotSnapshot(rctx, topics.SearchStream)
 		if err != nil {
 			return nil, err
 		}
@@ -95,7 +92,7 @@ func (s *Server) latestHot(ctx context.Context) (*topics.TopKSnapshot, error) {
 	})
 	select {
 	case <-ctx.Done():
-		return nil, fmt.Errorf("query: hot search: %w", ctx.Err())
+		return nil, fmt.Errorf("api: hot search: %w", ctx.Err())
 	case res := <-ch:
 		if !read {
 			obs.QueryCache.WithLabelValues("hot", "hit").Inc()
@@ -105,21 +102,4 @@ func (s *Server) latestHot(ctx context.Context) (*topics.TopKSnapshot, error) {
 		}
 		return res.Val.(*topics.TopKSnapshot), nil
 	}
-}
-
-// readHot reads the hot-search snapshot from Redis; nil when there is none.
-func readHot(ctx context.Context, rdb goredis.UniversalClient) (*topics.TopKSnapshot, error) {
-	key := rsredis.HotKey(topics.SearchStream)
-	b, err := rdb.Get(ctx, key).Bytes()
-	if errors.Is(err, goredis.Nil) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("query: GET %s: %w", key, err)
-	}
-	snap := new(topics.TopKSnapshot)
-	if err := json.Unmarshal(b, snap); err != nil {
-		return nil, fmt.Errorf("query: %s: %w", key, err)
-	}
-	return snap, nil
 }

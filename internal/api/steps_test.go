@@ -1,4 +1,4 @@
-package query_test
+package api_test
 
 import (
 	"context"
@@ -15,9 +15,9 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/rankstream/rankstream/internal/api"
 	"github.com/rankstream/rankstream/internal/board"
 	"github.com/rankstream/rankstream/internal/obs"
-	"github.com/rankstream/rankstream/internal/query"
 	"github.com/rankstream/rankstream/internal/testenv"
 )
 
@@ -69,7 +69,7 @@ func get(t *testing.T, srv *httptest.Server, path string, wantCode int, v any) {
 
 func newServer(t *testing.T) (*httptest.Server, *goredis.Client) {
 	rdb := testenv.Redis(t)
-	return serve(t, query.New(rdb, slog.New(slog.NewTextHandler(io.Discard, nil)))), rdb
+	return serve(t, api.New(rsredis.NewReader(rdb), slog.New(slog.NewTextHandler(io.Discard, nil)))), rdb
 }
 
 // serve serves h like the binary does: with obs.DefaultServerLimits.
@@ -86,7 +86,7 @@ func TestStepsBoardPages(t *testing.T) {
 	srv, rdb := newServer(t)
 	seed(t, rdb, 1500)
 
-	var p query.Page
+	var p api.Page
 	get(t, srv, "/v1/boards/steps?day=20261130&limit=10", 200, &p)
 	if p.Total != 1500 || len(p.Items) != 10 || p.Items[0].Member != "m000" || p.Items[0].Rank != 1 || p.Items[0].Score != 15000 {
 		t.Fatalf("first page: %+v", p)
@@ -99,11 +99,11 @@ func TestStepsBoardPages(t *testing.T) {
 		t.Fatalf("offset page: %+v", p.Items)
 	}
 	get(t, srv, "/v1/boards/steps?day=20261130&limit=5000", 200, &p)
-	if len(p.Items) != query.MaxLimit {
+	if len(p.Items) != api.MaxLimit {
 		t.Fatalf("limit not capped: %d items", len(p.Items))
 	}
 	get(t, srv, "/v1/boards/steps?day=20261130&offset=99999&limit=1", 200, &p)
-	if p.Offset != query.MaxOffset || p.Items[0].Rank != query.MaxOffset+1 {
+	if p.Offset != api.MaxOffset || p.Items[0].Rank != api.MaxOffset+1 {
 		t.Fatalf("offset not capped: %+v", p)
 	}
 	get(t, srv, "/v1/boards/steps?day=20261129", 200, &p)
@@ -119,7 +119,7 @@ func TestStepsMemberWithNeighbours(t *testing.T) {
 	srv, rdb := newServer(t)
 	seed(t, rdb, 50)
 
-	var s query.Standing
+	var s api.Standing
 	get(t, srv, "/v1/boards/steps/members/m010?day=20261130&neighbors=2", 200, &s)
 	if s.Member.Rank != 11 || s.Member.Score != 400 || s.Total != 50 {
 		t.Fatalf("member: %+v", s)
@@ -161,7 +161,7 @@ func TestReadyzAsksWithReady(t *testing.T) {
 		}
 		return nil
 	}
-	srv := serve(t, query.New(rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), query.WithReady(check)))
+	srv := serve(t, api.New(rsredis.NewReader(rdb), slog.New(slog.NewTextHandler(io.Discard, nil)), api.WithReady(check)))
 	get(t, srv, "/readyz", http.StatusServiceUnavailable, nil)
 	notReady.Store(false)
 	get(t, srv, "/readyz", http.StatusOK, nil)

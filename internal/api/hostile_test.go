@@ -1,4 +1,4 @@
-package query_test
+package api_test
 
 import (
 	"encoding/json"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rankstream/rankstream/internal/query"
+	"github.com/rankstream/rankstream/internal/api"
 )
 
 // maxErrorBody bounds the body of any refusal: a reason, never the request echoed back.
@@ -119,7 +119,7 @@ func TestHostileRequests(t *testing.T) {
 			}
 		})
 	}
-	var p query.Page
+	var p api.Page
 	get(t, srv, "/v1/boards/steps?day=20261130&limit="+strings.Repeat("9", 40), 200, &p)
 	if len(p.Items) != 30 || p.Total != 30 {
 		t.Fatalf("clamped limit: %d items of %d", len(p.Items), p.Total)

@@ -1,4 +1,4 @@
-package query_test
+package api_test
 
 import (
 	"context"
@@ -17,9 +17,9 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/rankstream/rankstream/internal/api"
 	"github.com/rankstream/rankstream/internal/board"
 	"github.com/rankstream/rankstream/internal/obs"
-	"github.com/rankstream/rankstream/internal/query"
 	"github.com/rankstream/rankstream/internal/testenv"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"github.com/rankstream/rankstream/topics"
@@ -38,12 +38,12 @@ const stallSlack = time.Second
 func TestRedisStoppedWithSIGSTOP(t *testing.T) {
 	rs := testenv.StartRedisServer(t)
 	ctx := context.Background()
-	rdb, err := rsredis.OpenReader(rs.Addr(), query.DefaultRedisTimeout)
+	rdb, err := rsredis.OpenReader(rs.Addr(), api.DefaultRedisTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rdb.Close() })
-	srv := serve(t, query.New(rdb, slog.New(slog.NewTextHandler(io.Discard, nil))))
+	srv := serve(t, api.New(rsredis.NewReader(rdb), slog.New(slog.NewTextHandler(io.Discard, nil))))
 	writer := rs.Client()
 	seed(t, writer, 30)
 	hot := rsredis.NewHotWriter(writer)
@@ -51,8 +51,8 @@ func TestRedisStoppedWithSIGSTOP(t *testing.T) {
 
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 100}, Timeout: time.Minute}
 	t.Cleanup(client.CloseIdleConnections)
-	api := []string{"/v1/boards/steps?day=20261130&limit=5", "/v1/boards/steps/members/m010?day=20261130&neighbors=2", "/v1/hot/search?k=3"}
-	for _, p := range append(api, "/readyz") {
+	paths := []string{"/v1/boards/steps?day=20261130&limit=5", "/v1/boards/steps/members/m010?day=20261130&neighbors=2", "/v1/hot/search?k=3"}
+	for _, p := range append(paths, "/readyz") {
 		if code, _, _ := fetch(client, srv.URL+p); code != 200 {
 			t.Fatalf("GET %s = %d before the stop", p, code)
 		}
@@ -64,7 +64,7 @@ func TestRedisStoppedWithSIGSTOP(t *testing.T) {
 	rs.Pause()
 	t.Cleanup(rs.Resume)
 	// The hot-search cache serves what it read for DefaultHotCacheTTL: past it, Redis is asked.
-	time.Sleep(time.Until(lastRead.Add(query.DefaultHotCacheTTL)))
+	time.Sleep(time.Until(lastRead.Add(api.DefaultHotCacheTTL)))
 
 	for wave := range 3 {
 		start := time.Now()
@@ -74,7 +74,7 @@ func TestRedisStoppedWithSIGSTOP(t *testing.T) {
 		for i := range 60 {
 			path, deadline, reason := "/readyz", obs.ReadyTimeout, `"status":"not ready"`
 			if i%4 < 3 {
-				path, deadline, reason = api[i%4], query.DefaultRedisTimeout, "redis did not answer within 500ms"
+				path, deadline, reason = paths[i%4], api.DefaultRedisTimeout, "redis did not answer within 500ms"
 			}
 			wg.Go(func() {
 				code, body, took := fetch(client, srv.URL+path)
@@ -127,11 +127,11 @@ func TestRedisStoppedWithSIGSTOP(t *testing.T) {
 		ok   func([]byte) bool
 	}{
 		{"/v1/boards/steps?day=20261130&limit=1", func(b []byte) bool {
-			var p query.Page
+			var p api.Page
 			return json.Unmarshal(b, &p) == nil && len(p.Items) == 1 && p.Items[0].Member == "fresh" && p.Total == 31
 		}},
 		{"/v1/boards/steps/members/fresh?day=20261130", func(b []byte) bool {
-			var s query.Standing
+			var s api.Standing
 			return json.Unmarshal(b, &s) == nil && s.Member.Rank == 1
 		}},
 		{"/v1/hot/search", func(b []byte) bool {
@@ -160,9 +160,9 @@ func TestRedisStoppedWithSIGSTOP(t *testing.T) {
 
 	// A Redis that is gone (connections refused) is answered the same way.
 	rs.Kill()
-	for _, p := range api[:2] { // (hot search may still answer from its cache)
+	for _, p := range paths[:2] { // (hot search may still answer from its cache)
 		code, body, took := fetch(client, srv.URL+p)
-		if code != http.StatusServiceUnavailable || took > query.DefaultRedisTimeout+stallSlack || !strings.Contains(string(body), "retry") {
+		if code != http.StatusServiceUnavailable || took > api.DefaultRedisTimeout+stallSlack || !strings.Contains(string(body), "retry") {
 			t.Errorf("GET %s with Redis gone = %d after %s: %.200s", p, code, took, body)
 		}
 	}

@@ -1,4 +1,4 @@
-package query_test
+package api_test
 
 import (
 	"context"
@@ -17,8 +17,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/rankstream/rankstream/internal/api"
 	"github.com/rankstream/rankstream/internal/obs"
-	"github.com/rankstream/rankstream/internal/query"
 	"github.com/rankstream/rankstream/internal/testenv"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"github.com/rankstream/rankstream/topics"
@@ -42,14 +42,14 @@ func (g *getCounter) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 
 // hotServer serves the query API with opts from a Redis database of its own, and returns a
 // writer of snapshots into it and the count of the server's Redis GETs.
-func hotServer(t *testing.T, opts ...query.Option) (*httptest.Server, *rsredis.HotWriter, *getCounter) {
+func hotServer(t *testing.T, opts ...api.Option) (*httptest.Server, *rsredis.HotWriter, *getCounter) {
 	t.Helper()
 	addr, db := testenv.RedisAddr(t)
 	rdb := goredis.NewClient(&goredis.Options{Addr: addr, DB: db})
 	t.Cleanup(func() { rdb.Close() })
 	gets := &getCounter{}
 	rdb.AddHook(gets)
-	srv := serve(t, query.New(rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), opts...))
+	srv := serve(t, api.New(rsredis.NewReader(rdb), slog.New(slog.NewTextHandler(io.Discard, nil)), opts...))
 	writer := goredis.NewClient(&goredis.Options{Addr: addr, DB: db})
 	t.Cleanup(func() { writer.Close() })
 	return srv, rsredis.NewHotWriter(writer), gets
@@ -83,7 +83,7 @@ func cacheCount(result string) float64 {
 }
 
 func TestHotSearchBeforeTheFirstSnapshot(t *testing.T) {
-	srv, _, _ := hotServer(t, query.WithHotCacheTTL(0))
+	srv, _, _ := hotServer(t, api.WithHotCacheTTL(0))
 	resp, err := http.Get(srv.URL + "/v1/hot/search")
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +96,7 @@ func TestHotSearchBeforeTheFirstSnapshot(t *testing.T) {
 }
 
 func TestHotSearchK(t *testing.T) {
-	srv, w, _ := hotServer(t, query.WithHotCacheTTL(0))
+	srv, w, _ := hotServer(t, api.WithHotCacheTTL(0))
 	big := hotSnap(0, 150)
 	big.MissingPartitions = []int32{3}
 	write(t, w, big)
@@ -129,7 +129,7 @@ func TestHotSearchK(t *testing.T) {
 // is not read; after it, the next request reads the new one. A burst of concurrent requests
 // after expiry costs one Redis GET.
 func TestHotSearchCache(t *testing.T) {
-	const ttl = query.DefaultHotCacheTTL
+	const ttl = api.DefaultHotCacheTTL
 	srv, w, gets := hotServer(t)
 	hits, misses := cacheCount("hit"), cacheCount("miss")
 

@@ -1,22 +1,16 @@
-// Package query is the read path: HTTP endpoints that answer from Redis only (never Kafka or
-// ClickHouse), plus health and metrics endpoints.
-//
-// It imports go-redis, topics, internal/board and internal/obs; never goka, Kafka, processors
-// or sinks.
-package query
+package api
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"log/slog"
-	"net"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/rankstream/rankstream/internal/obs"
-	goredis "github.com/redis/go-redis/v9"
 )
 
 // Paging limits of the contract.
@@ -33,7 +27,7 @@ const (
 
 // Server answers the query API from Redis.
 type Server struct {
-	rdb     goredis.UniversalClient
+	store   *rsredis.Reader
 	ready   func() error // besides Redis, for /readyz (WithReady)
 	log     *slog.Logger
 	mux     *http.ServeMux
@@ -47,7 +41,7 @@ type Option func(*Server)
 
 // WithRedisTimeout sets the deadline of all the Redis calls of one request, overriding the
 // default of DefaultRedisTimeout (500 ms): a request that Redis does not answer within it gets
-// 503 with Retry-After. Give rdb the same bound (sinks/redis.OpenReader) so that no network
+// 503 with Retry-After. Give the Reader's client the same bound (sinks/redis.OpenReader) so that no network
 // read or wait for a pooled connection outlives it.
 func WithRedisTimeout(d time.Duration) Option {
 	return func(s *Server) {
@@ -63,9 +57,9 @@ func WithReady(ready func() error) Option {
 	return func(s *Server) { s.ready = ready }
 }
 
-// New returns a server reading from rdb.
-func New(rdb goredis.UniversalClient, log *slog.Logger, opts ...Option) *Server {
-	s := &Server{rdb: rdb, log: log, hot: &hotCache{ttl: DefaultHotCacheTTL}, timeout: DefaultRedisTimeout}
+// New returns a server reading from store.
+func New(store *rsredis.Reader, log *slog.Logger, opts ...Option) *Server {
+	s := &Server{store: store, log: log, hot: &hotCache{ttl: DefaultHotCacheTTL}, timeout: DefaultRedisTimeout}
 	for _, o := range opts {
 		o(s)
 	}
@@ -75,7 +69,7 @@ func New(rdb goredis.UniversalClient, log *slog.Logger, opts ...Option) *Server 
 				return err
 			}
 		}
-		return rdb.Ping(ctx).Err()
+		return store.Ping(ctx)
 	})
 	s.route("GET /v1/boards/steps", s.stepsBoard)
 	s.route("GET /v1/boards/steps/members/{member}", s.stepsMember)
@@ -129,8 +123,7 @@ func (s *Server) unavailable(r *http.Request, err error) *apiError {
 		return &apiError{http.StatusServiceUnavailable, "request cancelled"}
 	}
 	s.errLog.Log(r.Context(), s.log, slog.LevelError, "query: redis read failed", "path", r.URL.Path, "err", err)
-	var ne net.Error
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, goredis.ErrPoolTimeout) || errors.As(err, &ne) && ne.Timeout() {
+	if rsredis.IsTimeout(err) {
 		return &apiError{http.StatusServiceUnavailable, fmt.Sprintf("redis did not answer within %s; retry", s.timeout)}
 	}
 	return &apiError{http.StatusServiceUnavailable, "redis unavailable; retry"}
