@@ -3,6 +3,8 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/rankstream/rankstream/internal/app"
+	"github.com/rankstream/rankstream/processors/hotmerge"
 	"io"
 	"log/slog"
 	"os"
@@ -131,4 +133,14 @@ func (p *pipelineFlags) register(fs *flag.FlagSet, withBrokers bool) {
 	p.steps.register(fs)
 	p.hot.register(fs)
 	p.log.register(fs)
+}
+
+// pipeline is the pipeline the flags describe; its stores and logger are the command's.
+func (p *pipelineFlags) pipeline(stateDir string) app.Pipeline {
+	return app.Pipeline{
+		Kafka: p.kafka.config(stateDir),
+		Steps: app.StepsConfig{Rules: p.steps.rules, Coalesce: p.steps.coalesce, MaxPending: p.steps.maxPending},
+		Hot:   p.hot.cfg,
+		Merge: hotmerge.Config{K: p.hot.cfg.K, MergeWait: p.hot.mergeWait},
+	}
 }

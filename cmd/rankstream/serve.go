@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/rankstream/rankstream/internal/api"
-	rsredis "github.com/rankstream/rankstream/sinks/redis"
+	"github.com/rankstream/rankstream/internal/app"
 )
 
 func runServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer) int {
@@ -23,14 +23,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 	if err != nil {
 		return exitCode(err, stderr)
 	}
-	rdb, err := rsredis.OpenReader(*redisAddr, *timeout)
-	if err != nil {
-		return exitCode(err, stderr)
-	}
-	defer rdb.Close()
-	checkRedis(ctx, rdb, *redisAddr, log)
-	log.Info("serving", "http", *httpAddr, "redis", *redisAddr, "redis_timeout", *timeout)
-	return exitCode(serveHTTP(ctx, *httpAddr, api.New(rsredis.NewReader(rdb), log, api.WithHotCacheTTL(*hotTTL), api.WithRedisTimeout(*timeout)), log, nil), stderr)
+	return exitCode(app.Serve(ctx, app.ServeConfig{RedisAddr: *redisAddr, HTTPAddr: *httpAddr, HotCacheTTL: *hotTTL, RedisTimeout: *timeout}, log), stderr)
 }
 
 // redisTimeoutFlag registers --redis-timeout of the query API (serve, dev).

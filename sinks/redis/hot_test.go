@@ -13,7 +13,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/rankstream/rankstream/internal/embedded"
+	"github.com/rankstream/rankstream/internal/app"
 	"github.com/rankstream/rankstream/internal/testenv"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"github.com/rankstream/rankstream/topics"
@@ -39,7 +39,7 @@ func snap(n int, version int64, items ...string) topics.TopKSnapshot {
 func eachRedis(t *testing.T, f func(t *testing.T, rdb goredis.UniversalClient)) {
 	t.Run("redis-server", func(t *testing.T) { f(t, testenv.Redis(t)) })
 	t.Run("miniredis", func(t *testing.T) {
-		mr, err := embedded.Redis("127.0.0.1:0")
+		mr, err := app.EmbeddedRedis("127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/rankstream/rankstream/internal/app"
 	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/loadgen"
 	"github.com/rankstream/rankstream/internal/testenv"
@@ -26,7 +27,6 @@ import (
 	"github.com/rankstream/rankstream/processors/hot"
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
-	"github.com/rankstream/rankstream/sinks/snapshot"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -260,11 +260,11 @@ func (p *hotPipeline) start(hotOpts ...goka.ProcessorOption) {
 	if err != nil {
 		p.b.Fatal(err)
 	}
-	pub := snapshot.Publisher{Redis: rsredis.NewHotWriter(p.rdb), History: queue}
+	pub := app.Publisher{Redis: rsredis.NewHotWriter(p.rdb), History: queue}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		defer queue.Close()
-		return history.Run(gctx, p.kc, snapshot.History{Sink: p.history}, p.cfg.Log)
+		return history.Run(gctx, p.kc, app.History{Sink: p.history}, p.cfg.Log)
 	})
 	g.Go(func() error {
 		opts := append(p.kc.ProcessorOptions(p.kc.Names.Group(hot.Group), p.cfg.Log), hotOpts...)

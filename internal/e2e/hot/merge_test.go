@@ -15,13 +15,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/rankstream/rankstream/internal/app"
 	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/history"
 	"github.com/rankstream/rankstream/processors/hotmerge"
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
-	"github.com/rankstream/rankstream/sinks/snapshot"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -50,13 +50,13 @@ func TestMergeWaitsThenPublishesMissingPartitions(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(queue.Close)
-		pub := snapshot.Publisher{Redis: rsredis.NewHotWriter(rdb), History: queue}
+		pub := app.Publisher{Redis: rsredis.NewHotWriter(rdb), History: queue}
 		runCtx, stop := context.WithCancel(ctx)
 		done := make(chan error, 2)
 		go func() {
 			done <- hotmerge.Run(runCtx, cfg, pub, brokers, kc.ProcessorOptions(kc.Names.Group(hotmerge.Group), log)...)
 		}()
-		go func() { done <- history.Run(runCtx, kc, snapshot.History{Sink: sink}, log) }()
+		go func() { done <- history.Run(runCtx, kc, app.History{Sink: sink}, log) }()
 		t.Cleanup(func() {
 			stop()
 			for range 2 {
@@ -233,7 +233,7 @@ func TestMergeSkipsInvalidSnapshot(t *testing.T) {
 		rdb := testenv.Redis(t)
 		log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 		cfg := hotmerge.Config{Names: kc.Names, Partitions: partitions, K: 10, MergeWait: time.Second, Log: log}
-		pub := snapshot.Publisher{Redis: rsredis.NewHotWriter(rdb)}
+		pub := app.Publisher{Redis: rsredis.NewHotWriter(rdb)}
 		runCtx, stop := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() {

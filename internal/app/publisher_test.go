@@ -1,4 +1,4 @@
-package snapshot_test
+package app_test
 
 import (
 	"context"
@@ -8,11 +8,11 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
+	"github.com/rankstream/rankstream/internal/app"
 	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/history"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
-	"github.com/rankstream/rankstream/sinks/snapshot"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -42,7 +42,7 @@ func TestPublishChecksBeforeAnyWrite(t *testing.T) {
 		}
 		defer q.Close()
 		rdb := testenv.Redis(t)
-		pub := snapshot.Publisher{Redis: rsredis.NewHotWriter(rdb), History: q}
+		pub := app.Publisher{Redis: rsredis.NewHotWriter(rdb), History: q}
 		queued := func() int64 {
 			cl, err := kc.Client()
 			if err != nil {

@@ -2,7 +2,7 @@
 // latest snapshot in Redis (the serving path) and, through a durable queue, its rows in
 // ClickHouse's topk_history (history). Both writes are idempotent, so a snapshot published
 // again after a crash changes nothing.
-package snapshot
+package app
 
 import (
 	"context"

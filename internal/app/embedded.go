@@ -1,9 +1,8 @@
-// Package embedded starts the in-process stand-ins `rankstream dev` runs on: kfake as the
-// Kafka broker (with its data on disk, so topics and committed offsets survive a restart) and
-// miniredis as Redis.
-//
-// It imports kfake and miniredis only; production code paths never use it.
-package embedded
+package app
+
+// The in-process stand-ins `rankstream dev` runs on: kfake as the Kafka broker (with its data
+// on disk, so topics and committed offsets survive a restart) and miniredis as Redis. Only Dev
+// uses them.
 
 import (
 	"fmt"
@@ -13,9 +12,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 
-// Kafka starts a one-broker kfake cluster listening on listen ("127.0.0.1:0" picks a free
+// EmbeddedKafka starts a one-broker kfake cluster listening on listen ("127.0.0.1:0" picks a free
 // port), persisting to dataDir when it is not empty.
-func Kafka(listen, dataDir string, partitions int) (*kfake.Cluster, error) {
+func EmbeddedKafka(listen, dataDir string, partitions int) (*kfake.Cluster, error) {
 	opts := []kfake.Opt{
 		kfake.NumBrokers(1),
 		kfake.DefaultNumPartitions(partitions),
@@ -31,8 +30,8 @@ func Kafka(listen, dataDir string, partitions int) (*kfake.Cluster, error) {
 	return c, nil
 }
 
-// Redis starts miniredis on listen.
-func Redis(listen string) (*miniredis.Miniredis, error) {
+// EmbeddedRedis starts miniredis on listen.
+func EmbeddedRedis(listen string) (*miniredis.Miniredis, error) {
 	m := miniredis.NewMiniRedis()
 	if err := m.StartAddr(listen); err != nil {
 		return nil, fmt.Errorf("embedded redis on %s: %w", listen, err)

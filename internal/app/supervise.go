@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -11,31 +11,31 @@ import (
 	"github.com/rankstream/rankstream/internal/kafka"
 )
 
-// unit is a part of the pipeline that a kafka.Supervisor runs and restarts as a whole: a
+// Unit is a part of the pipeline that a kafka.Supervisor runs and restarts as a whole: a
 // goka processor and what belongs to it (the steps processor and its Redis sink, say).
-type unit struct {
-	name string
-	run  func(context.Context) error
+type Unit struct {
+	Name string
+	Run  func(context.Context) error
 }
 
-// supervise runs every unit under sup until ctx ends or one fails in a way a restart cannot
+// Supervise runs every unit under sup until ctx ends or one fails in a way a restart cannot
 // heal (kafka.Permanent); the others are then stopped too.
-func supervise(ctx context.Context, sup *kafka.Supervisor, units []unit) error {
+func Supervise(ctx context.Context, sup *kafka.Supervisor, units []Unit) error {
 	g, gctx := errgroup.WithContext(ctx)
 	for _, u := range units {
-		g.Go(func() error { return sup.Run(gctx, u.name, u.run) })
+		g.Go(func() error { return sup.Run(gctx, u.Name, u.Run) })
 	}
 	return g.Wait()
 }
 
-// topicsTimeout bounds one attempt of ensureTopics.
+// topicsTimeout bounds one attempt of EnsureTopics.
 const topicsTimeout = 30 * time.Second
 
-// ensureTopics creates and verifies the topics (kafka.Config.EnsureTopics), retrying with
+// EnsureTopics creates and verifies the topics (kafka.Config.EnsureTopics), retrying with
 // the supervisor's backoff (kafka.RestartWait) while the brokers cannot be reached or are not ready: a broker down
 // at start-up delays the start (each attempt logged), it does not end the process. A topic that
 // does not match its spec (or is missing with create=false) ends it.
-func ensureTopics(ctx context.Context, kc kafka.Config, create bool, log *slog.Logger) error {
+func EnsureTopics(ctx context.Context, kc kafka.Config, create bool, log *slog.Logger) error {
 	delay := kafka.MinRestartDelay
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, topicsTimeout)
