@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"github.com/rankstream/rankstream/internal/backoff"
 	"log/slog"
 	"time"
 
@@ -32,31 +33,24 @@ func Supervise(ctx context.Context, sup *kafka.Supervisor, units []Unit) error {
 const topicsTimeout = 30 * time.Second
 
 // EnsureTopics creates and verifies the topics (kafka.Config.EnsureTopics), retrying with
-// the supervisor's backoff (kafka.RestartWait) while the brokers cannot be reached or are not ready: a broker down
+// the supervisor's backoff (kafka.RestartBackoff) while the brokers cannot be reached or are not ready: a broker down
 // at start-up delays the start (each attempt logged), it does not end the process. A topic that
 // does not match its spec (or is missing with create=false) ends it.
 func EnsureTopics(ctx context.Context, kc kafka.Config, create bool, log *slog.Logger) error {
-	delay := kafka.MinRestartDelay
-	for attempt := 1; ; attempt++ {
-		actx, cancel := context.WithTimeout(ctx, topicsTimeout)
-		_, err := kc.EnsureTopics(actx, create)
-		cancel()
-		switch {
-		case err == nil:
-			if attempt > 1 {
-				log.Info("kafka: topics ready", "attempts", attempt)
-			}
-			return nil
-		case errors.Is(err, kafka.ErrTopicMismatch), ctx.Err() != nil:
+	attempts := 1
+	err := backoff.Retry(ctx, kafka.RestartBackoff(), func(err error) bool { return !errors.Is(err, kafka.ErrTopicMismatch) },
+		func(attempt int, err error, wait time.Duration) {
+			attempts = attempt + 1
+			log.Warn("kafka: topics not ready, retrying", "attempt", attempt, "retry_in", wait, "brokers", kc.Brokers, "err", err)
+		},
+		func() error {
+			actx, cancel := context.WithTimeout(ctx, topicsTimeout)
+			defer cancel()
+			_, err := kc.EnsureTopics(actx, create)
 			return err
-		}
-		wait := kafka.RestartWait(delay)
-		log.Warn("kafka: topics not ready, retrying", "attempt", attempt, "retry_in", wait.Round(time.Millisecond), "brokers", kc.Brokers, "err", err)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(wait):
-		}
-		delay = min(2*delay, kafka.MaxRestartDelay)
+		})
+	if err == nil && attempts > 1 {
+		log.Info("kafka: topics ready", "attempts", attempts)
 	}
+	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rankstream/rankstream/internal/backoff"
 	"strings"
 	"time"
 
@@ -148,19 +149,11 @@ var errNotYet = errors.New("not yet")
 func retry(ctx context.Context, fn func() error) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	wait := 50 * time.Millisecond
-	for {
-		err := fn()
-		if err == nil || !(errors.Is(err, errNotYet) || kerr.IsRetriable(err)) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("kafka: gave up after 30 s: %w", err)
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, time.Second)
+	retriable := func(err error) bool { return errors.Is(err, errNotYet) || kerr.IsRetriable(err) }
+	if err := backoff.Retry(ctx, backoff.New(50*time.Millisecond, time.Second), retriable, nil, fn); err != nil {
+		return fmt.Errorf("kafka: %w", err)
 	}
+	return nil
 }
 
 func verify(s topics.Spec, d kadm.TopicDetail, configs kadm.ResourceConfigs) string {

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rankstream/rankstream/internal/backoff"
 	"log/slog"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -17,7 +17,7 @@ import (
 )
 
 // Backoff bounds of Supervisor restarts: the first restart waits about MinRestartDelay, each
-// one after a failed attempt twice as long, up to about MaxRestartDelay (RestartWait). An
+// one after a failed attempt twice as long, up to about MaxRestartDelay (RestartBackoff). An
 // attempt that ran healthy for a StableAfter starts the next series from MinRestartDelay again.
 const (
 	MinRestartDelay = time.Second
@@ -147,7 +147,7 @@ func (s *Supervisor) Run(ctx context.Context, name string, run func(context.Cont
 	log := s.log.With("unit", name)
 	up := obs.ProcessorUp.WithLabelValues(name)
 	restarts := obs.ProcessorRestarts.WithLabelValues(name)
-	delay := MinRestartDelay
+	wait := RestartBackoff()
 	for attempt := 1; ; attempt++ {
 		u.set(true, nil)
 		up.Set(1)
@@ -171,25 +171,20 @@ func (s *Supervisor) Run(ctx context.Context, name string, run func(context.Cont
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		if time.Since(start) >= StableAfter {
-			delay = MinRestartDelay
+			wait.Reset()
 		}
-		wait := RestartWait(delay)
 		log.Warn("unit failed: restarting", "attempt", attempt, "ran", time.Since(start).Round(time.Millisecond),
-			"restart_in", wait.Round(time.Millisecond), "err", err)
-		select {
-		case <-ctx.Done():
+			"restart_in", wait.Base(), "err", err)
+		if !wait.Wait(ctx) {
 			return nil
-		case <-time.After(wait):
 		}
 		restarts.Inc()
-		delay = min(2*delay, MaxRestartDelay)
 	}
 }
 
-// RestartWait is the wait of a restart (or any retry at the pace of restarts) whose base
-// delay is delay: between half of it and all of it, at random, so that units or instances
-// failing together do not retry together.
-func RestartWait(delay time.Duration) time.Duration { return delay/2 + rand.N(delay/2+1) }
+// RestartBackoff is the backoff of restarts (and of any retry at their pace): from about
+// MinRestartDelay, doubling up to about MaxRestartDelay.
+func RestartBackoff() *backoff.Backoff { return backoff.New(MinRestartDelay, MaxRestartDelay) }
 
 // Ready returns nil when every unit runs with its processors in goka's running state, else why
 // not.

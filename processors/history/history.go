@@ -146,28 +146,28 @@ func Run(ctx context.Context, kc kafka.Config, store Store, log *slog.Logger) er
 // write writes snaps, retrying with backoff while the failure is retryable; it returns nil
 // once written or when ctx ended.
 func write(ctx context.Context, store Store, snaps []topics.TopKSnapshot, log *slog.Logger) error {
-	wait := backoff.New(50*time.Millisecond, 5*time.Second)
-	for attempt := 1; len(snaps) > 0; attempt++ {
-		err := store.Write(ctx, snaps)
-		switch {
-		case err == nil:
-			if attempt > 1 {
-				log.Info("history: store writable again", "attempts", attempt, "snapshots", len(snaps))
-			}
-			return nil
-		case ctx.Err() != nil:
-			return nil
-		case !store.Retryable(err):
-			return fmt.Errorf("history: write %d snapshots: %w", len(snaps), err)
-		}
-		if attempt == 1 || attempt%20 == 0 {
-			log.Warn("history: write failed, retrying (the snapshots stay uncommitted)", "attempt", attempt, "snapshots", len(snaps), "err", err)
-		}
-		if !wait.Wait(ctx) {
-			return nil
-		}
+	if len(snaps) == 0 {
+		return nil
 	}
-	return nil
+	failed := 0
+	err := backoff.Retry(ctx, backoff.New(50*time.Millisecond, 5*time.Second), store.Retryable,
+		func(attempt int, err error, _ time.Duration) {
+			failed = attempt
+			if attempt == 1 || attempt%20 == 0 {
+				log.Warn("history: write failed, retrying (the snapshots stay uncommitted)", "attempt", attempt, "snapshots", len(snaps), "err", err)
+			}
+		},
+		func() error { return store.Write(ctx, snaps) })
+	switch {
+	case err == nil:
+		if failed > 0 {
+			log.Info("history: store writable again", "attempts", failed+1, "snapshots", len(snaps))
+		}
+		return nil
+	case ctx.Err() != nil:
+		return nil
+	}
+	return fmt.Errorf("history: write %d snapshots: %w", len(snaps), err)
 }
 
 // reportLag exports, every kafka.LagEvery, the group's lag on the partitions this member owns: the

@@ -203,25 +203,22 @@ func (m *merger) publish(ctx goka.Context, st *pending, now time.Time) bool {
 		m.log.Warn("hot merge: publishing a window with partitions missing", "window_end", snap.WindowEnd,
 			"missing", snap.MissingPartitions, "waited", now.Sub(time.UnixMilli(st.FirstMs)).Round(time.Millisecond))
 	}
-	wait := backoff.New(50*time.Millisecond, 5*time.Second)
-	for attempt := 1; ; attempt++ {
-		err := m.pub.Publish(ctx.Context(), snap)
-		switch {
-		case err == nil:
-			m.rules.published(st, now)
-			return true
-		case errors.Is(err, topics.ErrInvalidSnapshot):
-			obs.HotSnapshotsRejected.Inc()
-			m.log.Error("hot merge: invalid snapshot not published (its partials stay in the merge table)",
-				"window_end", snap.WindowEnd, "partitions", st.Reported, "err", err)
-			m.rules.rejected(st, now, err.Error())
-			return true
-		case ctx.Context().Err() != nil:
-			return false // revoked or stopping: the window stays due in the table
-		}
-		m.log.Warn("hot merge: publish failed, retrying", "attempt", attempt, "window_end", snap.WindowEnd, "err", err)
-		if !wait.Wait(ctx.Context()) {
-			return false
-		}
+	err := backoff.Retry(ctx.Context(), backoff.New(50*time.Millisecond, 5*time.Second),
+		func(err error) bool { return !errors.Is(err, topics.ErrInvalidSnapshot) },
+		func(attempt int, err error, _ time.Duration) {
+			m.log.Warn("hot merge: publish failed, retrying", "attempt", attempt, "window_end", snap.WindowEnd, "err", err)
+		},
+		func() error { return m.pub.Publish(ctx.Context(), snap) })
+	switch {
+	case err == nil:
+		m.rules.published(st, now)
+		return true
+	case errors.Is(err, topics.ErrInvalidSnapshot):
+		obs.HotSnapshotsRejected.Inc()
+		m.log.Error("hot merge: invalid snapshot not published (its partials stay in the merge table)",
+			"window_end", snap.WindowEnd, "partitions", st.Reported, "err", err)
+		m.rules.rejected(st, now, err.Error())
+		return true
 	}
+	return false // revoked or stopping: the window stays due in the table
 }

@@ -273,26 +273,29 @@ func (w *StepsWriter) close() error {
 }
 
 func (w *StepsWriter) writeWithRetry(ctx context.Context, b *batch) error {
-	wait := backoff.New(50*time.Millisecond, w.opts.MaxBackoff)
-	for attempt := 1; ; attempt++ {
-		start := time.Now()
-		err := w.write(ctx, b)
-		if err == nil {
+	err := backoff.Retry(ctx, backoff.New(50*time.Millisecond, w.opts.MaxBackoff), nil,
+		func(attempt int, err error, wait time.Duration) {
+			w.writeErr.Inc()
+			w.opts.Logger.Warn("redis sink: flush failed, retrying", "attempt", attempt,
+				"user_days", len(b.days), "records", len(b.dones), "backoff", wait, "err", err)
+			if goredis.HasErrorPrefix(err, "NOSCRIPT") { // Redis lost the script cache (a restart, SCRIPT FLUSH)
+				if lerr := setMax.Load(ctx, w.rdb).Err(); lerr != nil {
+					w.opts.Logger.Warn("redis sink: reload script", "err", lerr)
+				}
+			}
+		},
+		func() error {
+			start := time.Now()
+			if err := w.write(ctx, b); err != nil {
+				return err
+			}
 			w.writeSec.Observe(time.Since(start).Seconds())
 			return nil
-		}
-		w.writeErr.Inc()
-		w.opts.Logger.Warn("redis sink: flush failed, retrying", "attempt", attempt,
-			"user_days", len(b.days), "records", len(b.dones), "backoff", wait.Base(), "err", err)
-		if goredis.HasErrorPrefix(err, "NOSCRIPT") { // Redis lost the script cache (a restart, SCRIPT FLUSH)
-			if lerr := setMax.Load(ctx, w.rdb).Err(); lerr != nil {
-				w.opts.Logger.Warn("redis sink: reload script", "err", lerr)
-			}
-		}
-		if !wait.Wait(ctx) {
-			return fmt.Errorf("%w: %w", ErrClosed, err)
-		}
+		})
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrClosed, err)
 	}
+	return nil
 }
 
 // write sends one pipeline: per user-day a set-if-greater of its step key; per board one
