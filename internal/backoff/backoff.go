@@ -1,6 +1,12 @@
-// Package backoff is the one retry helper of rankstream: exponential backoff with jitter (a sink
-// or store that is down): the first wait is about First, each next one twice as long, up to
-// Max.
+// Package backoff is the one retry helper of rankstream: exponential backoff with jitter for
+// a sink or store that is down (Backoff: the first wait is about first, each next one twice as
+// long, up to max), and Retry, the loop every retrying caller uses: it stops at a success, at
+// an error its caller calls permanent, or when the context ends.
+//
+// Why not cenkalti/backoff/v5: its Retry needs errors wrapped as Permanent at the call site,
+// while our callers classify errors with predicates they already have (IsRetryable,
+// ErrInvalidSnapshot, kerr.IsRetriable); its elapsed-time cap and its timers add nothing our
+// contexts do not give; and 80 lines of ours cost less than a dependency.
 //
 // It imports only the standard library.
 package backoff
