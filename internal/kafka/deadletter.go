@@ -1,8 +1,3 @@
-// Package processors holds what every goka processor of rankstream shares: dead-lettering of
-// bad records (DeadLetter), the start-up, lag metric and shutdown order of a processor (Run)
-// and the restarts of a failed one (Supervisor). Each processor lives in its own subpackage
-// (steps, hot, ...), imports topics, sketch and this package, and never a sink: sinks are
-// handed in by cmd/.
 package kafka
 
 import (

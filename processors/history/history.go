@@ -5,7 +5,8 @@
 // them. The backlog is the group's lag (rankstream_consumer_lag{group="hot-history"}), kept
 // by Kafka, bounded by the topic's retention, never by memory.
 //
-// It imports topics, processors and franz-go; never a sink (the store is handed in by cmd/).
+// It imports topics, internal plumbing (kafka, obs, backoff) and franz-go; never a sink (the
+// store is handed in by internal/app) or another processor family.
 package history
 
 import (

@@ -1,10 +1,11 @@
-// Package hot is the hot-search pipeline: the goka group that validates search queries,
-// repartitions them by normalised term through its loop topic and keeps one sliding-window
-// sketch per partition, emitting each partition's partial Top-K when a window closes; and the
-// merge group that combines the partitions' partials of a window into the snapshot it
-// publishes.
+// Package hot is the goka group hot: it validates search queries, repartitions them by
+// normalised term through its loop topic and keeps one sliding-window sketch per partition,
+// emitting each partition's partial Top-K (topics.HotPartial) to hot.partials when a window
+// closes; processors/hotmerge merges them. Its rules (watermarks, alignment, which terms count)
+// are pure functions (rules.go); its state survives restarts in hot.checkpoints.
 //
-// It imports topics, sketch, internal/kafka (partitioning) and processors; never a sink.
+// It imports topics, sketch and internal plumbing (kafka, obs); never a sink or another
+// processor family.
 package hot
 
 import (

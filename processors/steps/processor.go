@@ -3,7 +3,8 @@
 // and hands every day's merged value to a Sink, which commits the record once the value is
 // stored.
 //
-// It imports topics, internal/board and processors; never a sink or a Redis client.
+// It imports topics and internal plumbing (board, kafka, obs); never a sink, a Redis client or
+// another processor family.
 package steps
 
 import (
