@@ -41,8 +41,7 @@ func Run(ctx context.Context, proc *goka.Processor, group goka.Group, log *slog.
 		case <-besideCtx.Done():
 		}
 	}()
-	lag := obs.ConsumerLag.WithLabelValues(string(group))
-	besides := append([]func(context.Context){func(ctx context.Context) { reportLag(ctx, proc, lag) }}, beside...)
+	besides := append([]func(context.Context){func(ctx context.Context) { ExportLag(ctx, string(group), processorLag(proc)) }}, beside...)
 	var wg sync.WaitGroup
 	for _, b := range besides {
 		wg.Add(1)
@@ -71,8 +70,10 @@ func Run(ctx context.Context, proc *goka.Processor, group goka.Group, log *slog.
 	return nil
 }
 
-// reportLag sets lag to the processor's consumer lag every LagEvery until ctx ends.
-func reportLag(ctx context.Context, proc *goka.Processor, lag interface{ Set(float64) }) {
+// ExportLag sets rankstream_consumer_lag{group} to what lag measures every LagEvery until ctx
+// ends; a measure that fails (ok false) leaves the last value.
+func ExportLag(ctx context.Context, group string, lag func(context.Context) (records int64, ok bool)) {
+	gauge := obs.ConsumerLag.WithLabelValues(group)
 	t := time.NewTicker(LagEvery)
 	defer t.Stop()
 	for {
@@ -81,12 +82,22 @@ func reportLag(ctx context.Context, proc *goka.Processor, lag interface{ Set(flo
 			return
 		case <-t.C:
 		}
+		if n, ok := lag(ctx); ok {
+			gauge.Set(float64(n))
+		}
+	}
+}
+
+// processorLag is a goka processor's consumer lag: the records behind the high-water marks of
+// the input and loop partitions this instance owns.
+func processorLag(proc *goka.Processor) func(context.Context) (int64, bool) {
+	return func(context.Context) (int64, bool) {
 		var sum int64
 		for _, p := range proc.Stats().Group {
 			for _, in := range p.Input {
 				sum += max(in.OffsetLag, 0)
 			}
 		}
-		lag.Set(float64(sum))
+		return sum, true
 	}
 }

@@ -92,7 +92,7 @@ func Run(ctx context.Context, kc kafka.Config, store Store, log *slog.Logger) er
 	defer cl.Close()
 	lagCtx, stopLag := context.WithCancel(ctx)
 	defer stopLag()
-	go reportLag(lagCtx, cl, group)
+	go kafka.ExportLag(lagCtx, group, memberLag(cl, group))
 	kafka.Up(ctx)
 	log.Info("history writer starting", "topic", topic)
 	skipped := obs.HistorySkipped.WithLabelValues(topic)
@@ -171,23 +171,15 @@ func write(ctx context.Context, store Store, snaps []topics.TopKSnapshot, log *s
 	return fmt.Errorf("history: write %d snapshots: %w", len(snaps), err)
 }
 
-// reportLag exports, every kafka.LagEvery, the group's lag on the partitions this member owns: the
-// snapshots queued for the store and not written yet.
-func reportLag(ctx context.Context, cl *kgo.Client, group string) {
+// memberLag is the group's lag on the partitions this member owns: the snapshots queued for
+// the store and not written yet.
+func memberLag(cl *kgo.Client, group string) func(context.Context) (int64, bool) {
 	adm := kadm.NewClient(cl)
-	gauge := obs.ConsumerLag.WithLabelValues(group)
-	t := time.NewTicker(kafka.LagEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	return func(ctx context.Context) (int64, bool) {
 		member, _ := cl.GroupMetadata()
 		lags, err := adm.Lag(ctx, group)
 		if err != nil || member == "" {
-			continue
+			return 0, false
 		}
 		var sum int64
 		if l, ok := lags[group]; ok && l.Error() == nil {
@@ -199,6 +191,6 @@ func reportLag(ctx context.Context, cl *kgo.Client, group string) {
 				}
 			}
 		}
-		gauge.Set(float64(sum))
+		return sum, true
 	}
 }

@@ -54,17 +54,14 @@ type Config struct {
 	Partitions int
 	K          int // items per snapshot [100]
 	// MergeWait is how long (wall clock, from its first partial reaching the merge) a window
-	// waits for its missing partitions before it is published without them [10 s].
+	// waits for its missing partitions before it is published without them
+	// [DefaultMergeWait].
 	MergeWait time.Duration
 	Log       *slog.Logger
 }
 
-// DefaultConfig returns a Config holding the defaults in brackets above.
-func DefaultConfig() Config {
-	var c Config
-	c.defaults()
-	return c
-}
+// DefaultMergeWait is the default of Config.MergeWait.
+const DefaultMergeWait = 10 * time.Second
 
 func (c *Config) defaults() {
 	if c.Partitions <= 0 {
@@ -74,7 +71,7 @@ func (c *Config) defaults() {
 		c.K = 100
 	}
 	if c.MergeWait <= 0 {
-		c.MergeWait = 10 * time.Second
+		c.MergeWait = DefaultMergeWait
 	}
 	if c.Log == nil {
 		c.Log = slog.Default()
