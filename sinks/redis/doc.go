@@ -1,7 +1,10 @@
-// Package redis is rankstream's serving-store sink: it writes merged values and leaderboards
-// into Redis (a single server or a Redis Cluster) through pipelines, idempotently, and reports
-// back when a write is acknowledged so that Kafka offsets are committed only after it; and it
-// publishes hot-search Top-K snapshots (HotWriter), which never go back in time.
+// Package redis is rankstream's serving store. It owns every Redis key of the contract
+// (keys.go), every script, and both sides of each key: the writers (StepsWriter: merged step
+// values and the steps boards, through pipelines, idempotently, acknowledging each record only
+// once it is stored so that Kafka offsets are committed after; HotWriter: the hot-search
+// snapshot, which never goes back in time) and the Reader the read API answers from. It works
+// on a single server and on a Redis Cluster.
 //
-// It imports go-redis, topics, internal/board and internal/obs; never goka, Kafka or processors.
+// It imports go-redis, topics and internal plumbing (board, obs, backoff); never goka, a Kafka
+// client, a processor or ClickHouse.
 package redis
