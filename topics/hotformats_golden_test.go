@@ -1,4 +1,4 @@
-package hot
+package topics
 
 import (
 	"bytes"
@@ -7,9 +7,10 @@ import (
 	"testing"
 )
 
-// The bytes below were produced by this package's encoders (commit before the formats moved to
-// package topics): a running cluster's loop records and checkpoints must still decode, and
-// today's records must encode to exactly these bytes.
+// The bytes below were produced by processors/hot's encoders (commit 3fcb5a4, before the formats
+// moved here; the version 1 checkpoint is the version 2 one without Dropped and Held): a running
+// cluster's loop records and checkpoints must still decode, and records must encode to exactly
+// these bytes.
 const (
 	goldenTerm   = "017b82532ca2010000030000002a00000000000000"
 	goldenMarker = "02ffffffffffffffffffffffff0000000000000000"
@@ -30,16 +31,16 @@ func unhex(t *testing.T, s string) []byte {
 func TestLoopRecordGoldenBytes(t *testing.T) {
 	for _, c := range []struct {
 		golden string
-		rec    loopRecord
+		rec    HotLoopRecord
 	}{
-		{goldenTerm, loopRecord{kind: kindTerm, ms: 1796040000123, partition: 3, offset: 42}},
-		{goldenMarker, loopRecord{kind: kindMarker, ms: -1, partition: -1}},
+		{goldenTerm, HotLoopRecord{Kind: HotLoopTerm, Ms: 1796040000123, Partition: 3, Offset: 42}},
+		{goldenMarker, HotLoopRecord{Kind: HotLoopMarker, Ms: -1, Partition: -1}},
 	} {
 		b := unhex(t, c.golden)
-		if got := c.rec.encode(); !bytes.Equal(got, b) {
+		if got := c.rec.Encode(); !bytes.Equal(got, b) {
 			t.Errorf("%+v encodes to %x, want %s", c.rec, got, c.golden)
 		}
-		if got, err := decodeRecord(b); err != nil || got != c.rec {
+		if got, err := DecodeHotLoopRecord(b); err != nil || got != c.rec {
 			t.Errorf("%s decodes to %+v, %v; want %+v", c.golden, got, err, c.rec)
 		}
 	}
@@ -48,19 +49,19 @@ func TestLoopRecordGoldenBytes(t *testing.T) {
 // TestCheckpointGoldenBytes: hot.checkpoints keeps its bytes (version 2), and a version 1
 // checkpoint still decodes.
 func TestCheckpointGoldenBytes(t *testing.T) {
-	want := &checkpoint{loopOffset: 123456, endMs: 1796040030000, dropped: 17, shape: shape{60_000, 1000, 300_000, 100},
-		seen: map[int32]int64{7: 99, 0: 10}, marks: map[int32]int64{3: 6, 0: 5, 7: 8}, first: map[int32]int64{},
-		held: []heldTerm{{1796040900000, "snow"}, {1796040950000, ""}}, window: []byte{1, 2, 3, 0xfe}}
+	want := &HotCheckpoint{LoopOffset: 123456, EndMs: 1796040030000, Dropped: 17, Shape: HotShape{60_000, 1000, 300_000, 100},
+		Seen: map[int32]int64{7: 99, 0: 10}, Marks: map[int32]int64{3: 6, 0: 5, 7: 8}, First: map[int32]int64{},
+		Held: []HotHeldTerm{{1796040900000, "snow"}, {1796040950000, ""}}, Window: []byte{1, 2, 3, 0xfe}}
 	b := unhex(t, goldenCPv2)
-	if got := want.encode(); !bytes.Equal(got, b) {
+	if got := want.Encode(); !bytes.Equal(got, b) {
 		t.Errorf("checkpoint encodes to\n%x\nwant\n%s", got, goldenCPv2)
 	}
-	if got, err := decodeCheckpoint(b); err != nil || !reflect.DeepEqual(got, want) {
+	if got, err := DecodeHotCheckpoint(b); err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("version 2 golden decodes to %+v, %v; want %+v", got, err, want)
 	}
 	v1 := *want
-	v1.dropped, v1.held = 0, nil
-	if got, err := decodeCheckpoint(unhex(t, goldenCPv1)); err != nil || !reflect.DeepEqual(got, &v1) {
+	v1.Dropped, v1.Held = 0, nil
+	if got, err := DecodeHotCheckpoint(unhex(t, goldenCPv1)); err != nil || !reflect.DeepEqual(got, &v1) {
 		t.Errorf("version 1 golden decodes to %+v, %v; want %+v", got, err, &v1)
 	}
 }
