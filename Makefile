@@ -60,11 +60,11 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDeadLetter$$' -fuzztime $(FUZZ_EXECS) ./topics/
 	$(GO) test -run '^$$' -fuzz '^FuzzTimestamp$$' -fuzztime $(FUZZ_EXECS) ./topics/
 	$(GO) test -run '^$$' -fuzz '^FuzzTopKSnapshotJSON$$' -fuzztime $(FUZZ_EXECS) ./topics/
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeCheckpoint$$' -fuzztime $(FUZZ_EXECS) ./processors/hot/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeCheckpoint$$' -fuzztime $(FUZZ_EXECS) ./topics/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseBoardQuery$$' -fuzztime $(FUZZ_EXECS) ./internal/api/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseMemberQuery$$' -fuzztime $(FUZZ_EXECS) ./internal/api/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseHotQuery$$' -fuzztime $(FUZZ_EXECS) ./internal/api/
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeLoopRecord$$' -fuzztime $(FUZZ_EXECS) ./processors/hot/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeLoopRecord$$' -fuzztime $(FUZZ_EXECS) ./topics/
 	$(GO) test -run '^$$' -fuzz '^FuzzMergeCodecs$$' -fuzztime $(FUZZ_EXECS) ./processors/hotmerge/
 
 # For working by hand: start the servers, then `. <(deploy/local/servers.sh env)`.

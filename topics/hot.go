@@ -50,12 +50,10 @@ type TopKSnapshot struct {
 	WindowStart, WindowEnd time.Time
 	// GeneratedAt is the wall-clock time at which the snapshot was computed.
 	GeneratedAt time.Time
-	// Version orders snapshots of the same window that miss as many partitions. The hot
-	// pipeline sets it to WindowEnd in Unix milliseconds, so a replay publishes identical
-	// snapshots; a writer that recomputes a window with other content must use a larger
-	// version to replace it. Across windows WindowEnd decides: a snapshot of a later window
-	// wins whatever its version; within a window, the one missing fewer partitions wins
-	// whatever its version. It must be in [0, 2^53).
+	// Version orders snapshots of the same window that miss as many partitions (Supersedes).
+	// The hot pipeline sets it to WindowEnd in Unix milliseconds, so a replay publishes
+	// identical snapshots; a writer that recomputes a window with other content must use a
+	// larger version to replace it. It must be in [0, 2^53).
 	Version int64
 	// Items are the Top-K items by count descending (item ascending on ties).
 	Items []TopKItem
@@ -66,6 +64,44 @@ type TopKSnapshot struct {
 	// reason) while it built this window, summed over the partitions: non-zero means the
 	// counts may lack that many events.
 	Dropped uint64
+}
+
+// MaxMissingPartitions is the most partitions a snapshot may miss and still rank by
+// Completeness in every store: ClickHouse's topk_history keeps a snapshot's completeness in 20
+// bits of its rows' version (sinks/clickhouse.TopKVersion).
+const MaxMissingPartitions = 1<<20 - 2
+
+// Completeness ranks the snapshots of one window by how many partitions they miss:
+// MaxMissingPartitions + 1 less len(MissingPartitions), so 2^20 - 1 for a complete snapshot;
+// the higher, the more complete. It is below 1 only for a snapshot missing more than
+// MaxMissingPartitions, which ClickHouse cannot store.
+func (s TopKSnapshot) Completeness() int64 {
+	return MaxMissingPartitions + 1 - int64(len(s.MissingPartitions))
+}
+
+// Supersedes is the "more complete snapshot wins" rule: it reports whether s, written after
+// old, replaces it as its stream's latest snapshot (hot:{stream}:latest). Snapshots never go
+// back in time, and completeness wins:
+//   - a snapshot of a later window (WindowEnd, to the millisecond) wins, whatever its
+//     completeness or version; one of an earlier window loses;
+//   - within a window, the more complete one (Completeness: fewer missing partitions) wins,
+//     whatever its version;
+//   - as complete, the higher Version wins, and an equal version replaces old: writing a
+//     snapshot again is an idempotent overwrite.
+//
+// The Redis sink's script applies exactly this rule (tested against it on redis-server). In
+// ClickHouse, topk_history keeps every window, and within a window its rows' version orders
+// snapshots by Completeness, then by GeneratedAt (the rows do not hold Version): the more
+// complete one wins there too. Both assume snapshots that pass Validate.
+func (s TopKSnapshot) Supersedes(old TopKSnapshot) bool {
+	switch end, oldEnd := s.WindowEnd.UnixMilli(), old.WindowEnd.UnixMilli(); {
+	case end != oldEnd:
+		return end > oldEnd
+	case s.Completeness() != old.Completeness():
+		return s.Completeness() > old.Completeness()
+	default:
+		return s.Version >= old.Version
+	}
 }
 
 // topKWire is the JSON form of TopKSnapshot.

@@ -163,3 +163,43 @@ func FuzzTopKSnapshotJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestSupersedes: the "more complete snapshot wins" rule, case by case.
+func TestSupersedes(t *testing.T) {
+	base := testSnapshot()
+	with := func(endShift time.Duration, version int64, missing ...int32) TopKSnapshot {
+		s := base
+		s.WindowStart, s.WindowEnd = s.WindowStart.Add(endShift), s.WindowEnd.Add(endShift)
+		s.Version, s.MissingPartitions = version, missing
+		return s
+	}
+	for _, c := range []struct {
+		name     string
+		old, new TopKSnapshot
+		want     bool
+	}{
+		{"the same snapshot again", with(0, 5), with(0, 5), true},
+		{"later window", with(0, 5), with(time.Second, 1), true},
+		{"later window, more missing", with(0, 5), with(time.Second, 5, 1, 2, 3), true},
+		{"earlier window", with(0, 5), with(-time.Second, 9), false},
+		{"earlier window, complete over missing", with(0, 5, 1), with(-time.Second, 9), false},
+		{"a millisecond later", with(0, 5), with(time.Millisecond, 1), true},
+		{"less than a millisecond later: the same window", with(0, 5), with(time.Microsecond, 4), false},
+		{"same window, fewer missing, older version", with(0, 5, 1, 2), with(0, 1, 7), true},
+		{"same window, complete over missing", with(0, 5, 1), with(0, 0), true},
+		{"same window, more missing, newer version", with(0, 5), with(0, 9, 3), false},
+		{"same window, as many missing (other ones), newer version", with(0, 5, 1), with(0, 6, 2), true},
+		{"same window, as many missing, older version", with(0, 5, 1), with(0, 4, 1), false},
+		{"same window, as many missing, equal version", with(0, 5, 1), with(0, 5, 2), true},
+	} {
+		if got := c.new.Supersedes(c.old); got != c.want {
+			t.Errorf("%s: Supersedes = %v, want %v", c.name, got, c.want)
+		}
+	}
+	if c := (TopKSnapshot{}).Completeness(); c != 1<<20-1 {
+		t.Errorf("complete: Completeness = %d, want 2^20 - 1", c)
+	}
+	if c := (TopKSnapshot{MissingPartitions: make([]int32, MaxMissingPartitions)}).Completeness(); c != 1 {
+		t.Errorf("MaxMissingPartitions missing: Completeness = %d, want 1", c)
+	}
+}

@@ -30,7 +30,8 @@ type Publisher struct {
 // queues s for the history store and writes it to Redis last: Redis is what readers see, so a
 // snapshot in Redis is always on its way to the history too, and a history store that is down
 // never holds the snapshots in Redis back. In both stores a snapshot missing partitions never
-// replaces one of its window missing fewer (rsclickhouse.TopKVersion, rsredis.HotWriter).
+// replaces one of its window missing fewer (topics.TopKSnapshot.Supersedes and Completeness:
+// rsredis.HotWriter applies the first, rsclickhouse.TopKVersion packs the second).
 func (p Publisher) Publish(ctx context.Context, s topics.TopKSnapshot) error {
 	if err := p.check(&s); err != nil {
 		return fmt.Errorf("snapshot: window ending %s: %w", topics.FormatSnapshotTime(s.WindowEnd), err)
@@ -83,9 +84,10 @@ func (h History) Write(ctx context.Context, snaps []topics.TopKSnapshot) error {
 // Retryable tells whether a failed Write may succeed later (rsclickhouse.IsRetryable).
 func (History) Retryable(err error) bool { return rsclickhouse.IsRetryable(err) }
 
-// rows are the topk_history rows of s, all with the snapshot's version.
+// rows are the topk_history rows of s, all with the snapshot's version: its Completeness, then
+// its generation time (rsclickhouse.TopKVersion).
 func rows(s *topics.TopKSnapshot) ([]rsclickhouse.TopKRow, error) {
-	version, err := rsclickhouse.TopKVersion(len(s.MissingPartitions), s.GeneratedAt)
+	version, err := rsclickhouse.TopKVersion(s.Completeness(), s.GeneratedAt)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", topics.ErrInvalidSnapshot, err)
 	}

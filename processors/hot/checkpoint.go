@@ -2,120 +2,13 @@ package hot
 
 import (
 	"context"
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rankstream/rankstream/internal/kafka"
 )
-
-// A checkpoint is one loop partition's whole state after the loop record at loopOffset: the
-// window, the input offsets already counted, the input watermarks and the last window end
-// emitted, and the input partitions' first watermarks (before a window was emitted they fix
-// the first one). With the loop records after loopOffset it rebuilds the state exactly.
-type checkpoint struct {
-	loopOffset int64
-	endMs      int64
-	dropped    uint64 // events dropped since the window at endMs, for the next partial
-	shape      shape
-	seen       map[int32]int64
-	marks      map[int32]int64
-	first      map[int32]int64
-	held       []heldTerm // terms beyond the sketch's reach, waiting for the window
-	window     []byte     // sketch.Window.MarshalBinary
-}
-
-// heldTerm is a term a loop partition holds until the window reaches its event time.
-type heldTerm struct {
-	ms   int64
-	term string
-}
-
-// shape is the configuration a checkpoint's window was made with; a checkpoint of another
-// shape is not used.
-type shape struct{ windowMs, slideMs, lookaheadMs, k int64 }
-
-// checkpointVersion 2 added dropped and held; version 1 is read without them.
-const checkpointVersion byte = 2
-
-var errBadCheckpoint = errors.New("hot: malformed checkpoint")
-
-func (c *checkpoint) encode() []byte {
-	b := make([]byte, 0, 1+7*8+12*(len(c.seen)+len(c.marks)+len(c.first))+len(c.window))
-	b = append(b, checkpointVersion)
-	for _, v := range []int64{c.loopOffset, c.endMs, int64(c.dropped), c.shape.windowMs, c.shape.slideMs, c.shape.lookaheadMs, c.shape.k} {
-		b = binary.LittleEndian.AppendUint64(b, uint64(v))
-	}
-	for _, m := range []map[int32]int64{c.seen, c.marks, c.first} {
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(m)))
-		for _, part := range slices.Sorted(maps.Keys(m)) {
-			b = binary.LittleEndian.AppendUint32(b, uint32(part))
-			b = binary.LittleEndian.AppendUint64(b, uint64(m[part]))
-		}
-	}
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(c.held)))
-	for _, t := range c.held {
-		b = binary.LittleEndian.AppendUint64(b, uint64(t.ms))
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(t.term)))
-		b = append(b, t.term...)
-	}
-	return append(b, c.window...)
-}
-
-func decodeCheckpoint(b []byte) (*checkpoint, error) {
-	if len(b) < 1+6*8 || b[0] < 1 || b[0] > checkpointVersion || b[0] == 2 && len(b) < 1+7*8 {
-		return nil, errBadCheckpoint
-	}
-	version := b[0]
-	b = b[1:]
-	next := func() int64 { v := int64(binary.LittleEndian.Uint64(b)); b = b[8:]; return v }
-	c := &checkpoint{loopOffset: next(), endMs: next()}
-	if version >= 2 {
-		c.dropped = uint64(next())
-	}
-	c.shape = shape{windowMs: next(), slideMs: next(), lookaheadMs: next(), k: next()}
-	// count reads a list's length, which must fit in what is left at 12 bytes an entry at least.
-	count := func() (int, bool) {
-		if len(b) < 4 {
-			return 0, false
-		}
-		n := int(binary.LittleEndian.Uint32(b))
-		b = b[4:]
-		return n, n <= len(b)/12
-	}
-	for _, m := range []*map[int32]int64{&c.seen, &c.marks, &c.first} {
-		n, ok := count()
-		if !ok {
-			return nil, errBadCheckpoint
-		}
-		*m = make(map[int32]int64, n)
-		for range n {
-			(*m)[int32(binary.LittleEndian.Uint32(b))] = int64(binary.LittleEndian.Uint64(b[4:]))
-			b = b[12:]
-		}
-	}
-	if version >= 2 {
-		n, ok := count()
-		if !ok {
-			return nil, errBadCheckpoint
-		}
-		for range n {
-			if len(b) < 12 || int(binary.LittleEndian.Uint32(b[8:])) > len(b)-12 {
-				return nil, errBadCheckpoint
-			}
-			ms, size := int64(binary.LittleEndian.Uint64(b)), int(binary.LittleEndian.Uint32(b[8:]))
-			c.held = append(c.held, heldTerm{ms: ms, term: string(b[12 : 12+size])})
-			b = b[12+size:]
-		}
-	}
-	c.window = b
-	return c, nil
-}
 
 // kafkaIO writes partials and checkpoints synchronously with franz-go, so that a checkpoint is
 // stored only after every partial emitted before it, and reads a partition's latest checkpoint

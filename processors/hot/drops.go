@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/rankstream/rankstream/internal/obs"
+	"github.com/rankstream/rankstream/topics"
 )
 
 // Reasons a loop partition drops a search query: the label of rankstream_hot_dropped_total.
@@ -73,8 +74,8 @@ const maxHeld = 1000
 // overtaking the markers in flight, a query dated a little in the future. A term dated more
 // than the lookahead after the wall clock (no window reaches it soon), or past maxHeld terms,
 // is dropped (early) instead: memory stays bounded whatever the input.
-func (p *processor) hold(w *windowState, q int32, t heldTerm) {
-	if len(w.held) >= maxHeld || t.ms >= time.Now().UnixMilli()+p.shape.lookaheadMs {
+func (p *processor) hold(w *windowState, q int32, t topics.HotHeldTerm) {
+	if len(w.held) >= maxHeld || t.Ms >= time.Now().UnixMilli()+p.shape.LookaheadMs {
 		p.drop(w, q, reasonEarly, 1)
 		return
 	}
@@ -84,11 +85,11 @@ func (p *processor) hold(w *windowState, q int32, t heldTerm) {
 // release counts the held terms the window's reach now covers, in their arrival order.
 func (p *processor) release(w *windowState, q int32) {
 	_, end := w.win.Bounds()
-	reach := end.UnixMilli() + p.shape.lookaheadMs
+	reach := end.UnixMilli() + p.shape.LookaheadMs
 	kept := w.held[:0]
 	for _, t := range w.held {
-		if t.ms < reach {
-			p.add(w, q, t.term, t.ms)
+		if t.Ms < reach {
+			p.add(w, q, t.Term, t.Ms)
 		} else {
 			kept = append(kept, t)
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rankstream/rankstream/sketch"
+	"github.com/rankstream/rankstream/topics"
 )
 
 // TestHeldTerms: a term dated beyond the sketch's reach (window end + lookahead) is held, not
@@ -26,7 +27,7 @@ func TestHeldTerms(t *testing.T) {
 	w.win.Advance(end)
 	term := func(offset int64, at time.Time) {
 		t.Helper()
-		if err := p.apply(context.Background(), w, 0, "snow", loopRecord{kind: kindTerm, ms: at.UnixMilli(), offset: offset}); err != nil {
+		if err := p.apply(context.Background(), w, 0, "snow", topics.HotLoopRecord{Kind: topics.HotLoopTerm, Ms: at.UnixMilli(), Offset: offset}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -2,7 +2,9 @@
 // normalised term through its loop topic and keeps one sliding-window sketch per partition,
 // emitting each partition's partial Top-K (topics.HotPartial) to hot.partials when a window
 // closes; processors/hotmerge merges them. Its rules (watermarks, alignment, which terms count)
-// are pure functions (rules.go); its state survives restarts in hot.checkpoints.
+// are pure functions (rules.go); its state survives restarts in hot.checkpoints. The loop
+// topic's records and the checkpoints are topics.HotLoopRecord and topics.HotCheckpoint; this
+// package only reads and writes them.
 //
 // It imports topics, sketch and internal plumbing (kafka, obs); never a sink or another
 // processor family.
@@ -101,13 +103,13 @@ type inputState struct {
 type windowState struct {
 	view
 	win        *sketch.Window
-	seen       map[int32]int64 // input partition → the next input offset not yet counted
-	endMs      int64           // end of the last window emitted (0: none yet)
-	dropped    uint64          // events dropped since the last window emitted
-	held       []heldTerm      // terms beyond the sketch's reach, in arrival order (see hold)
-	loopOffset int64           // the last loop record applied (-1: none)
-	saved      time.Time       // when it was last checkpointed
-	session    context.Context // the goka partition session it belongs to
+	seen       map[int32]int64      // input partition → the next input offset not yet counted
+	endMs      int64                // end of the last window emitted (0: none yet)
+	dropped    uint64               // events dropped since the last window emitted
+	held       []topics.HotHeldTerm // terms beyond the sketch's reach, in arrival order (see hold)
+	loopOffset int64                // the last loop record applied (-1: none)
+	saved      time.Time            // when it was last checkpointed
+	session    context.Context      // the goka partition session it belongs to
 }
 
 type processor struct {
@@ -118,7 +120,7 @@ type processor struct {
 	loop        string
 	io          *kafkaIO
 	markerKeys  []string
-	shape       shape
+	shape       topics.HotShape
 	rules       rules
 	drops       *dropLog
 	in          prometheus.Counter // queries consumed (rankstream_events_in_total)
@@ -136,8 +138,8 @@ func newProcessor(cfg Config, io *kafkaIO) *processor {
 		checkpoints: string(cfg.Names.Stream(topics.HotCheckpoints)),
 		loop:        string(cfg.Names.Loop(Group)),
 		inputs:      map[int32]*inputState{}, windows: map[int32]*windowState{},
-		shape: shape{windowMs: cfg.Window.Milliseconds(), slideMs: cfg.Slide.Milliseconds(),
-			lookaheadMs: cfg.Lookahead.Milliseconds(), k: int64(cfg.K)},
+		shape: topics.HotShape{WindowMs: cfg.Window.Milliseconds(), SlideMs: cfg.Slide.Milliseconds(),
+			LookaheadMs: cfg.Lookahead.Milliseconds(), K: int64(cfg.K)},
 		rules: newRules(cfg), drops: newDropLog(cfg.Log),
 	}
 	p.markerKeys = markerKeys(cfg.Partitions)
@@ -208,9 +210,9 @@ func (p *processor) route(ctx goka.Context, msg any) {
 	// terms, and the marker closes no window the term belongs to (the term is not later than
 	// the marker's event time, and windows close a lateness behind it).
 	late := p.cfg.Lateness.Milliseconds()
-	if slide := p.shape.slideMs; in.markedMs < 0 || (in.maxMs-late)/slide > (in.markedMs-late)/slide {
+	if slide := p.shape.SlideMs; in.markedMs < 0 || (in.maxMs-late)/slide > (in.markedMs-late)/slide {
 		in.markedMs = in.maxMs
-		marker := loopRecord{kind: kindMarker, ms: in.maxMs, partition: ctx.Partition()}.encode()
+		marker := topics.HotLoopRecord{Kind: topics.HotLoopMarker, Ms: in.maxMs, Partition: ctx.Partition()}.Encode()
 		for _, k := range p.markerKeys {
 			ctx.Loopback(k, marker)
 		}
@@ -221,7 +223,7 @@ func (p *processor) route(ctx goka.Context, msg any) {
 	// Taken away (rebalance, shutdown) while it waited, the term goes now: its commit must not
 	// skip it, and a loop partition holds a term beyond the sketch's reach until the window
 	// gets there (windowState.held).
-	ctx.Loopback(term, loopRecord{kind: kindTerm, ms: ms, partition: ctx.Partition(), offset: ctx.Offset()}.encode())
+	ctx.Loopback(term, topics.HotLoopRecord{Kind: topics.HotLoopTerm, Ms: ms, Partition: ctx.Partition(), Offset: ctx.Offset()}.Encode())
 }
 
 // align waits until an event at ms may be routed (rules.admits), judged from the view of the
@@ -265,7 +267,7 @@ func (p *processor) align(ctx goka.Context, ms int64) error {
 // stored; after a restart the records it covers are skipped.
 func (p *processor) count(ctx goka.Context, msg any) {
 	value, _ := msg.([]byte)
-	r, err := decodeRecord(value)
+	r, err := topics.DecodeHotLoopRecord(value)
 	if err != nil {
 		kafka.DeadLetter(ctx, p.dlq, value, err)
 		return
@@ -285,7 +287,7 @@ func (p *processor) count(ctx goka.Context, msg any) {
 // countRecord applies the loop record r at offset of partition q to w, after the records
 // before it that w lacks (a restart: the checkpoint is older), unless w already covers it (a
 // read ahead while q's input waited), and checkpoints w when due.
-func (p *processor) countRecord(ctx context.Context, w *windowState, q int32, offset int64, key string, r loopRecord) error {
+func (p *processor) countRecord(ctx context.Context, w *windowState, q int32, offset int64, key string, r topics.HotLoopRecord) error {
 	if from, to, ok := catchUp(w.loopOffset, offset); ok {
 		p.cfg.Log.Info("hot: catching up from the loop topic", "partition", q, "from", from, "to", to)
 		if err := p.catchUp(ctx, w, q, to); err != nil {
@@ -302,30 +304,30 @@ func (p *processor) countRecord(ctx context.Context, w *windowState, q int32, of
 }
 
 // apply applies one loop record to a window.
-func (p *processor) apply(ctx context.Context, w *windowState, partition int32, key string, r loopRecord) error {
-	switch r.kind {
-	case kindTerm:
+func (p *processor) apply(ctx context.Context, w *windowState, partition int32, key string, r topics.HotLoopRecord) error {
+	switch r.Kind {
+	case topics.HotLoopTerm:
 		switch termFate(w.seen, w.endMs, r) {
 		case fateDuplicate:
 			return nil
 		case fateLate:
-			w.seen[r.partition] = r.offset + 1
+			w.seen[r.Partition] = r.Offset + 1
 			p.drop(w, partition, reasonLate, 1)
 			return nil
 		}
-		w.seen[r.partition] = r.offset + 1
-		if _, end := w.win.Bounds(); !end.IsZero() && r.ms >= end.UnixMilli()+p.shape.lookaheadMs {
-			p.hold(w, partition, heldTerm{ms: r.ms, term: key})
+		w.seen[r.Partition] = r.Offset + 1
+		if _, end := w.win.Bounds(); !end.IsZero() && r.Ms >= end.UnixMilli()+p.shape.LookaheadMs {
+			p.hold(w, partition, topics.HotHeldTerm{Ms: r.Ms, Term: key})
 			return nil
 		}
-		p.add(w, partition, key, r.ms)
-	case kindMarker:
+		p.add(w, partition, key, r.Ms)
+	case topics.HotLoopMarker:
 		if _, end := w.win.Bounds(); end.IsZero() {
 			// The partition's first record: a marker (see route). The window starts here, so
 			// it can describe every window from the first one emitted (close) on.
-			w.win.Advance(time.UnixMilli(r.ms))
+			w.win.Advance(time.UnixMilli(r.Ms))
 		}
-		w.mark(r.partition, r.ms, time.Now())
+		w.mark(r.Partition, r.Ms, time.Now())
 		return p.close(ctx, partition, w)
 	}
 	return nil
@@ -385,19 +387,19 @@ func (p *processor) restore(ctx context.Context, q int32) (*windowState, error) 
 	if err != nil || rec == nil || rec.Value == nil { // nil: none yet, or cleared by Replay
 		return w, err
 	}
-	cp, err := decodeCheckpoint(rec.Value)
-	if err == nil && cp.shape == p.shape {
-		err = w.win.UnmarshalBinary(cp.window)
+	cp, err := topics.DecodeHotCheckpoint(rec.Value)
+	if err == nil && cp.Shape == p.shape {
+		err = w.win.UnmarshalBinary(cp.Window)
 	}
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("hot processor: checkpoint of partition %d at offset %d: %w", q, rec.Offset, err)
-	case cp.shape != p.shape:
+	case cp.Shape != p.shape:
 		p.cfg.Log.Warn("hot: checkpoint made with another window shape; rebuilding from the loop topic",
-			"partition", q, "checkpoint", cp.shape, "configured", p.shape)
+			"partition", q, "checkpoint", cp.Shape, "configured", p.shape)
 	default:
-		w.loopOffset, w.endMs, w.dropped, w.held, w.seen, w.marks, w.first = cp.loopOffset, cp.endMs, cp.dropped, cp.held, cp.seen, cp.marks, cp.first
-		p.cfg.Log.Info("hot: restored from checkpoint", "partition", q, "loop_offset", cp.loopOffset, "window_end", time.UnixMilli(cp.endMs).UTC())
+		w.loopOffset, w.endMs, w.dropped, w.held, w.seen, w.marks, w.first = cp.LoopOffset, cp.EndMs, cp.Dropped, cp.Held, cp.Seen, cp.Marks, cp.First
+		p.cfg.Log.Info("hot: restored from checkpoint", "partition", q, "loop_offset", cp.LoopOffset, "window_end", time.UnixMilli(cp.EndMs).UTC())
 		for part := range w.marks {
 			w.markedAt[part] = now
 		}
@@ -410,7 +412,7 @@ func (p *processor) catchUp(ctx context.Context, w *windowState, q int32, to int
 	began, applied := time.Now(), 0
 	err := p.io.read(ctx, p.loop, q, w.loopOffset+1, to, func(rec *kgo.Record) error {
 		w.loopOffset = rec.Offset
-		r, err := decodeRecord(rec.Value)
+		r, err := topics.DecodeHotLoopRecord(rec.Value)
 		if err != nil {
 			return nil // dead-lettered when goka delivers it
 		}
@@ -433,8 +435,8 @@ func (p *processor) saveIfDue(ctx context.Context, q int32, w *windowState) erro
 	if err != nil {
 		return fmt.Errorf("hot processor: checkpoint of partition %d: %w", q, err)
 	}
-	cp := checkpoint{loopOffset: w.loopOffset, endMs: w.endMs, dropped: w.dropped, held: w.held, shape: p.shape, seen: w.seen, marks: w.marks, first: w.first, window: win}
-	if err := p.io.produce(ctx, &kgo.Record{Topic: p.checkpoints, Key: []byte(p.markerKeys[q]), Value: cp.encode()}); err != nil {
+	cp := topics.HotCheckpoint{LoopOffset: w.loopOffset, EndMs: w.endMs, Dropped: w.dropped, Held: w.held, Shape: p.shape, Seen: w.seen, Marks: w.marks, First: w.first, Window: win}
+	if err := p.io.produce(ctx, &kgo.Record{Topic: p.checkpoints, Key: []byte(p.markerKeys[q]), Value: cp.Encode()}); err != nil {
 		return err
 	}
 	w.saved = time.Now()
@@ -453,7 +455,7 @@ func (p *processor) close(ctx context.Context, partition int32, w *windowState) 
 	last := w.endMs
 	if last == 0 {
 		_, started := w.win.Bounds()
-		last = p.rules.firstEnd(w.view, started.UnixMilli()) - p.shape.slideMs
+		last = p.rules.firstEnd(w.view, started.UnixMilli()) - p.shape.SlideMs
 	}
 	ends := p.rules.closing(last, p.rules.target(low))
 	if len(ends) == 0 {
@@ -467,7 +469,7 @@ func (p *processor) close(ctx context.Context, partition int32, w *windowState) 
 			p.release(w, partition)
 		}
 		value, err := topics.HotPartialCodec{}.Encode(&topics.HotPartial{
-			Partition: partition, WindowStart: end - p.shape.windowMs, WindowEnd: end, Items: topics.PartialItems(w.win.TopK()), Dropped: w.dropped,
+			Partition: partition, WindowStart: end - p.shape.WindowMs, WindowEnd: end, Items: topics.PartialItems(w.win.TopK()), Dropped: w.dropped,
 		})
 		if err != nil {
 			return err

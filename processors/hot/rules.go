@@ -1,6 +1,10 @@
 package hot
 
-import "time"
+import (
+	"time"
+
+	"github.com/rankstream/rankstream/topics"
+)
 
 // rules are the hot processor's decisions on event time: pure functions of what one loop
 // partition knows of the input partitions (a view), the configuration and a wall-clock time
@@ -139,11 +143,11 @@ const (
 
 // termFate decides a term's fate: seen is the next input offset not yet counted per input
 // partition, last the end of the last window emitted (0: none yet).
-func termFate(seen map[int32]int64, last int64, r loopRecord) fate {
+func termFate(seen map[int32]int64, last int64, r topics.HotLoopRecord) fate {
 	switch {
-	case r.offset < seen[r.partition]:
+	case r.Offset < seen[r.Partition]:
 		return fateDuplicate
-	case last != 0 && r.ms < last:
+	case last != 0 && r.Ms < last:
 		return fateLate
 	}
 	return fateCount

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/rankstream/rankstream/topics"
 )
 
 // testRules: 3 input partitions, a one-minute window, 5 s slide, 2 s lateness, 50 s lookahead
@@ -155,15 +157,15 @@ func TestTermFate(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		last int64
-		r    loopRecord
+		r    topics.HotLoopRecord
 		want fate
 	}{
-		{"new", 50_000, loopRecord{ms: 60_000, partition: 0, offset: 10}, fateCount},
-		{"a replayed copy", 50_000, loopRecord{ms: 60_000, partition: 0, offset: 9}, fateDuplicate},
-		{"a copy, late too: still a copy", 50_000, loopRecord{ms: 1, partition: 0, offset: 3}, fateDuplicate},
-		{"late: its window was emitted", 50_000, loopRecord{ms: 49_999, partition: 1, offset: 0}, fateLate},
-		{"at the last window's end: not late", 50_000, loopRecord{ms: 50_000, partition: 1, offset: 0}, fateCount},
-		{"no window emitted yet: never late", 0, loopRecord{ms: 1, partition: 1, offset: 5}, fateCount},
+		{"new", 50_000, topics.HotLoopRecord{Ms: 60_000, Partition: 0, Offset: 10}, fateCount},
+		{"a replayed copy", 50_000, topics.HotLoopRecord{Ms: 60_000, Partition: 0, Offset: 9}, fateDuplicate},
+		{"a copy, late too: still a copy", 50_000, topics.HotLoopRecord{Ms: 1, Partition: 0, Offset: 3}, fateDuplicate},
+		{"late: its window was emitted", 50_000, topics.HotLoopRecord{Ms: 49_999, Partition: 1, Offset: 0}, fateLate},
+		{"at the last window's end: not late", 50_000, topics.HotLoopRecord{Ms: 50_000, Partition: 1, Offset: 0}, fateCount},
+		{"no window emitted yet: never late", 0, topics.HotLoopRecord{Ms: 1, Partition: 1, Offset: 5}, fateCount},
 	} {
 		if got := termFate(seen, c.last, c.r); got != c.want {
 			t.Errorf("%s: termFate = %d, want %d", c.name, got, c.want)

@@ -25,41 +25,45 @@ type TopKRow struct {
 	// [Count - Error, Count].
 	Count, Error uint64
 	// Version decides between different rows of one key: the highest wins. Every row of a
-	// snapshot carries TopKVersion of the snapshot: the fewer partitions it misses the
-	// higher, then the later it was generated the higher. So a snapshot missing partitions
-	// never replaces a more complete one, a retry writes identical rows, and a replay or
-	// recomputation of the same completeness wins over what was written before. It must not
-	// be a function of the window alone: different rows with equal versions make FINAL keep
-	// the last one inserted and argMax pick either.
+	// snapshot carries TopKVersion of the snapshot: the more complete it is (the fewer
+	// partitions it misses) the higher, then the later it was generated the higher. So a
+	// snapshot missing partitions never replaces a more complete one, a retry writes identical
+	// rows, and a replay or recomputation of the same completeness wins over what was written
+	// before. It must not be a function of the window alone: different rows with equal
+	// versions make FINAL keep the last one inserted and argMax pick either.
 	Version uint64
 }
 
 // The layout of TopKVersion: the low topkTimeBits bits hold the generation time in Unix
-// milliseconds (until the year 2527), the high bits 2^20 - 1 less the number of missing
-// partitions, never 0.
+// milliseconds (until the year 2527), the high bits the snapshot's completeness, never 0.
 const (
 	topkTimeBits = 44
-	// MaxTopKMissing is the largest number of missing partitions TopKVersion can encode.
-	MaxTopKMissing = 1<<(64-topkTimeBits) - 2
+	// MaxTopKCompleteness is the largest completeness TopKVersion can encode, a complete
+	// snapshot's: topics.TopKSnapshot.Completeness is MaxTopKCompleteness less the number of
+	// partitions the snapshot misses.
+	MaxTopKCompleteness = 1<<(64-topkTimeBits) - 1
 	// TopKMissingSQL and TopKGeneratedAtSQL read back from a topk_history row's version the
-	// number of partitions its snapshot missed and its generation time in Unix milliseconds.
+	// number of partitions its snapshot missed (MaxTopKCompleteness less the completeness) and
+	// its generation time in Unix milliseconds.
 	TopKMissingSQL     = "(1048575 - intDiv(version, 17592186044416))"
 	TopKGeneratedAtSQL = "(version % 17592186044416)"
 )
 
-// TopKVersion is the version of the rows of a snapshot generated at generatedAt that missed
-// missing partitions: (2^20 - 1 - missing) * 2^44 + generatedAt in Unix milliseconds. Rows
-// written before missing partitions existed (version = generation time, high bits 0) rank
-// below every snapshot it encodes.
-func TopKVersion(missing int, generatedAt time.Time) (uint64, error) {
+// TopKVersion is the version of the rows of a snapshot of the given completeness
+// (topics.TopKSnapshot.Completeness, the "more complete snapshot wins" rule's order) generated
+// at generatedAt: completeness * 2^44 + generatedAt in Unix milliseconds. Rows written before
+// missing partitions existed (version = generation time, high bits 0) rank below every
+// snapshot it encodes.
+func TopKVersion(completeness int64, generatedAt time.Time) (uint64, error) {
 	ms := generatedAt.UnixMilli()
 	switch {
-	case missing < 0 || missing > MaxTopKMissing:
-		return 0, fmt.Errorf("%w: %d missing partitions, want 0 to %d", ErrInvalidRow, missing, MaxTopKMissing)
+	case completeness < 1 || completeness > MaxTopKCompleteness:
+		return 0, fmt.Errorf("%w: completeness %d (%d missing partitions), want 1 to %d (0 to %d missing)", ErrInvalidRow,
+			completeness, MaxTopKCompleteness-completeness, MaxTopKCompleteness, MaxTopKCompleteness-1)
 	case ms < 0 || ms >= 1<<topkTimeBits:
 		return 0, fmt.Errorf("%w: generation time %s outside 1970 to 2527", ErrInvalidRow, generatedAt.Format(time.RFC3339))
 	}
-	return uint64(MaxTopKMissing+1-missing)<<topkTimeBits | uint64(ms), nil
+	return uint64(completeness)<<topkTimeBits | uint64(ms), nil
 }
 
 // WriteTopK inserts rows into topk_history in one batch (pass thousands of rows per call, e.g.

@@ -129,7 +129,7 @@ func TestWriteTopKRejectsInvalidRows(t *testing.T) {
 // version is TopKVersion of a snapshot generated at ms that missed missing partitions.
 func version(t *testing.T, missing int, ms int64) uint64 {
 	t.Helper()
-	v, err := TopKVersion(missing, time.UnixMilli(ms))
+	v, err := TopKVersion(MaxTopKCompleteness-int64(missing), time.UnixMilli(ms))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestTopKVersionOrder(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC).UnixMilli()
 	ascending := []uint64{
 		uint64(time.Date(2500, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()), // an old-style version
-		version(t, MaxTopKMissing, 0),
+		version(t, MaxTopKCompleteness-1, 0),
 		version(t, 3, now+60_000),
 		version(t, 1, now),
 		version(t, 1, now+1),
@@ -157,16 +157,17 @@ func TestTopKVersionOrder(t *testing.T) {
 		}
 	}
 	for _, bad := range []struct {
-		missing int
-		at      time.Time
+		completeness int64
+		at           time.Time
 	}{
-		{-1, time.UnixMilli(now)},
-		{MaxTopKMissing + 1, time.UnixMilli(now)},
-		{0, time.UnixMilli(-1)},
-		{0, time.UnixMilli(1 << 44)},
+		{MaxTopKCompleteness + 1, time.UnixMilli(now)},
+		{0, time.UnixMilli(now)},
+		{-5, time.UnixMilli(now)},
+		{MaxTopKCompleteness, time.UnixMilli(-1)},
+		{MaxTopKCompleteness, time.UnixMilli(1 << 44)},
 	} {
-		if _, err := TopKVersion(bad.missing, bad.at); !errors.Is(err, ErrInvalidRow) {
-			t.Errorf("TopKVersion(%d, %s) = %v, want ErrInvalidRow", bad.missing, bad.at, err)
+		if _, err := TopKVersion(bad.completeness, bad.at); !errors.Is(err, ErrInvalidRow) {
+			t.Errorf("TopKVersion(%d, %s) = %v, want ErrInvalidRow", bad.completeness, bad.at, err)
 		}
 	}
 }

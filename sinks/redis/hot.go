@@ -13,12 +13,14 @@ import (
 )
 
 // publishHot replaces a stream's latest snapshot, KEYS[1] (String, the snapshot's JSON) and
-// its mirror KEYS[2] (ZSET item → count), together, unless Redis holds a snapshot that is
-// better: of a later window; or of the same window missing fewer partitions; or of the same
-// window missing as many partitions with a newer version. An equal snapshot is written again
-// (an idempotent overwrite). ARGV[1] is the JSON, ARGV[2] its window_end as written in it
-// (topics.SnapshotTimeFormat, whose text order is the time order), ARGV[3] its version,
-// ARGV[4] how many partitions it misses, ARGV[5...] count/item pairs. A stored value that is
+// its mirror KEYS[2] (ZSET item → count), together, when the new snapshot supersedes the
+// stored one by topics.TopKSnapshot.Supersedes (the rule's one definition; sinks/snapshot's
+// TestRedisScriptFollowsSupersedes checks this script against it): unless Redis holds a
+// snapshot of a later window, or of the same window missing fewer partitions, or missing as
+// many with a newer version. An equal snapshot is written again (an idempotent overwrite).
+// ARGV[1] is the JSON, ARGV[2] its window_end as written in it (topics.SnapshotTimeFormat,
+// whose text order is the time order), ARGV[3] its version, ARGV[4] how many partitions it
+// misses, ARGV[5...] count/item pairs. A stored value that is
 // not such JSON is replaced; one without missing_partitions (written before they existed)
 // misses none. Returns 1 when it wrote, 0 when it left everything as it was.
 var publishHot = goredis.NewScript(`
@@ -46,9 +48,9 @@ return 1`)
 // HotWriter publishes Top-K snapshots to Redis: HotKey(stream) gets the snapshot's JSON
 // (topics.TopKSnapshot) and HotZSetKey(stream) its items with their counts as scores, both
 // replaced by one script so a reader never sees one without the other. Snapshots never go back
-// in time, and completeness wins: one of an earlier window than the stored one is ignored, and
-// so is one of the same window that misses more partitions (missing_partitions), or as many
-// with an older version. Writing a snapshot again writes the same content, so retries and
+// in time, and completeness wins (topics.TopKSnapshot.Supersedes): one of an earlier window
+// than the stored one is ignored, and so is one of the same window that misses more partitions
+// (missing_partitions), or as many with an older version. Writing a snapshot again writes the same content, so retries and
 // replays are harmless. Neither key expires.
 //
 // On a ZSET, ZREVRANGE orders equal counts by item descending, while the JSON orders them by
@@ -61,8 +63,8 @@ type HotWriter struct {
 func NewHotWriter(rdb goredis.UniversalClient) *HotWriter { return &HotWriter{rdb: rdb} }
 
 // Write publishes snap under its stream (topics.SearchStream when snap.Stream is empty) and
-// reports whether it wrote; false means Redis holds a better snapshot (a later window, or the
-// same window missing fewer partitions or with a newer version), which is not an error. Write does not
+// reports whether it wrote: whether snap supersedes the stored snapshot
+// (topics.TopKSnapshot.Supersedes); false is not an error. Write does not
 // retry: the caller retries a failed write (with backoff), except one failing with
 // topics.ErrInvalidSnapshot (the snapshot fails topics.TopKSnapshot.Validate).
 func (w *HotWriter) Write(ctx context.Context, snap topics.TopKSnapshot) (bool, error) {

@@ -1,4 +1,4 @@
-package hot
+package topics
 
 import (
 	"bytes"
@@ -7,15 +7,15 @@ import (
 
 // FuzzDecodeLoopRecord: a loop record decodes only from its exact encoding.
 func FuzzDecodeLoopRecord(f *testing.F) {
-	f.Add(loopRecord{kind: kindTerm, ms: 1796040000000, partition: 3, offset: 42}.encode())
-	f.Add(loopRecord{kind: kindMarker, ms: -1, partition: -1}.encode())
+	f.Add(HotLoopRecord{Kind: HotLoopTerm, Ms: 1796040000000, Partition: 3, Offset: 42}.Encode())
+	f.Add(HotLoopRecord{Kind: HotLoopMarker, Ms: -1, Partition: -1}.Encode())
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		r, err := decodeRecord(b)
+		r, err := DecodeHotLoopRecord(b)
 		if err != nil {
 			return
 		}
-		if again := r.encode(); !bytes.Equal(again, b) {
+		if again := r.Encode(); !bytes.Equal(again, b) {
 			t.Fatalf("%x decodes to %+v, which encodes to %x", b, r, again)
 		}
 	})
