@@ -23,28 +23,28 @@ type engine interface {
 	empty() bool
 }
 
-func newEngine(cfg config) (engine, error) {
-	if cfg.exact {
+func newEngine(cfg Config) (engine, error) {
+	if cfg.Exact {
 		// The sketch validates the window and slide; k is unbounded here.
-		if _, err := sketch.New(sketch.WithWindow(cfg.window), sketch.WithSlide(cfg.slide)); err != nil {
+		if _, err := sketch.New(sketch.WithWindow(cfg.Window), sketch.WithSlide(cfg.Slide)); err != nil {
 			return nil, err
 		}
-		if cfg.k < 1 {
-			return nil, fmt.Errorf("k %d: want at least 1", cfg.k)
+		if cfg.K < 1 {
+			return nil, fmt.Errorf("k %d: want at least 1", cfg.K)
 		}
-		c, err := exact.New(cfg.window, cfg.slide)
+		c, err := exact.New(cfg.Window, cfg.Slide)
 		if err != nil {
 			return nil, err
 		}
-		return &exactEngine{c: c, k: cfg.k}, nil
+		return &exactEngine{c: c, k: cfg.K}, nil
 	}
 	w, err := sketch.New(
-		sketch.WithWindow(cfg.window),
-		sketch.WithSlide(cfg.slide),
-		sketch.WithK(cfg.k),
-		sketch.WithWidth(cfg.width),
-		sketch.WithDepth(cfg.depth),
-		sketch.WithCandidates(cfg.candidates),
+		sketch.WithWindow(cfg.Window),
+		sketch.WithSlide(cfg.Slide),
+		sketch.WithK(cfg.K),
+		sketch.WithWidth(cfg.Width),
+		sketch.WithDepth(cfg.Depth),
+		sketch.WithCandidates(cfg.Candidates),
 	)
 	if err != nil {
 		return nil, err
