@@ -114,11 +114,3 @@ var (
 	minTime = time.Unix(0, 0)
 	maxTime = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
 )
-
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && (a < 0) != (b < 0) {
-		q--
-	}
-	return q
-}

@@ -110,10 +110,9 @@ func (r *runner) run(ctx context.Context, in io.Reader) int {
 		status = ExitSkipped
 	}
 	if r.started {
-		// The last window is the one that holds the last line.
-		slide := int64(r.cfg.Slide)
-		end := time.Unix(0, (floorDiv(r.last.UnixNano(), slide)+1)*slide)
-		if err := r.advance(end); err != nil {
+		// The last window is the one that holds the last line: a watermark one
+		// slide after it, rounded down to the slide, ends it.
+		if err := r.advance(r.last.Add(r.cfg.Slide)); err != nil {
 			fmt.Fprintf(r.stderr, "rankstream topk: %v\n", err)
 			return ExitSkipped
 		}
