@@ -25,7 +25,8 @@ type engine interface {
 
 func newEngine(cfg Config) (engine, error) {
 	if cfg.Exact {
-		// The sketch validates the window and slide; k is unbounded here.
+		// The window and slide the sketch accepts, so that --exact checks what
+		// the sketch can run; k is unbounded here.
 		if _, err := sketch.New(sketch.WithWindow(cfg.Window), sketch.WithSlide(cfg.Slide)); err != nil {
 			return nil, err
 		}
