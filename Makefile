@@ -34,9 +34,9 @@ BENCH_FRESHNESS_COUNT ?= 1
 BENCH_OUT             ?= bench.txt
 bench:
 	$(WITH_SERVERS) env $(REQUIRE) bash -c 'set -o pipefail; { \
-	  $(GO) test -run "^$$" -bench SliceThroughput -benchtime 1x -count $(BENCH_COUNT) ./processors/steps/ && \
-	  $(GO) test -run "^$$" -bench HotThroughput -benchtime 1x -count $(BENCH_COUNT) ./processors/hot/ && \
-	  $(GO) test -run "^$$" -bench HotFreshness -benchtime 1x -count $(BENCH_FRESHNESS_COUNT) ./processors/hot/ && \
+	  $(GO) test -run "^$$" -bench SliceThroughput -benchtime 1x -count $(BENCH_COUNT) ./internal/e2e/steps/ && \
+	  $(GO) test -run "^$$" -bench HotThroughput -benchtime 1x -count $(BENCH_COUNT) ./internal/e2e/hot/ && \
+	  $(GO) test -run "^$$" -bench HotFreshness -benchtime 1x -count $(BENCH_FRESHNESS_COUNT) ./internal/e2e/hot/ && \
 	  $(GO) test -run "^$$" -bench . -benchmem -count $(BENCH_COUNT) ./sketch/ ./sinks/... ./topics/ ; \
 	} | tee $(BENCH_OUT)'
 	$(GO) tool benchstat $(BENCH_OUT)
@@ -61,11 +61,11 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzTimestamp$$' -fuzztime $(FUZZ_EXECS) ./topics/
 	$(GO) test -run '^$$' -fuzz '^FuzzTopKSnapshotJSON$$' -fuzztime $(FUZZ_EXECS) ./topics/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeCheckpoint$$' -fuzztime $(FUZZ_EXECS) ./processors/hot/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseBoardQuery$$' -fuzztime $(FUZZ_EXECS) ./internal/query/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseMemberQuery$$' -fuzztime $(FUZZ_EXECS) ./internal/query/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseHotQuery$$' -fuzztime $(FUZZ_EXECS) ./internal/query/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseBoardQuery$$' -fuzztime $(FUZZ_EXECS) ./internal/api/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseMemberQuery$$' -fuzztime $(FUZZ_EXECS) ./internal/api/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseHotQuery$$' -fuzztime $(FUZZ_EXECS) ./internal/api/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeLoopRecord$$' -fuzztime $(FUZZ_EXECS) ./processors/hot/
-	$(GO) test -run '^$$' -fuzz '^FuzzMergeCodecs$$' -fuzztime $(FUZZ_EXECS) ./processors/hot/
+	$(GO) test -run '^$$' -fuzz '^FuzzMergeCodecs$$' -fuzztime $(FUZZ_EXECS) ./processors/hotmerge/
 
 # For working by hand: start the servers, then `. <(deploy/local/servers.sh env)`.
 servers-start:

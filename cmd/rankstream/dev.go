@@ -2,26 +2,9 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"log/slog"
-	"net"
-	"path/filepath"
-	"strings"
-	"time"
 
-	"github.com/lovoo/goka"
-	"github.com/twmb/franz-go/pkg/kgo"
-	"golang.org/x/sync/errgroup"
-
-	"github.com/rankstream/rankstream/internal/embedded"
-	"github.com/rankstream/rankstream/internal/kafkaconf"
-	"github.com/rankstream/rankstream/internal/loadgen"
-	"github.com/rankstream/rankstream/internal/query"
-	"github.com/rankstream/rankstream/processors"
-	"github.com/rankstream/rankstream/processors/steps"
-	rsredis "github.com/rankstream/rankstream/sinks/redis"
-	"github.com/rankstream/rankstream/topics"
+	"github.com/rankstream/rankstream/internal/app"
 )
 
 func runDev(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -41,112 +24,8 @@ func runDev(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	if err != nil {
 		return exitCode(err, stderr)
 	}
-	kf := &pf.kafka
-
-	kafkaDir := ""
-	if *dataDir != "" {
-		kafkaDir = filepath.Join(*dataDir, "kafka")
-	}
-	cluster, err := embedded.Kafka(*kafkaListen, kafkaDir, kf.partitions)
-	if err != nil {
-		return exitCode(err, stderr)
-	}
-	defer cluster.Close()
-	kf.brokers = strings.Join(cluster.ListenAddrs(), ",")
-
-	embeddedRedis := *redisAddr == ""
-	if embeddedRedis {
-		mr, err := embedded.Redis("127.0.0.1:0")
-		if err != nil {
-			return exitCode(err, stderr)
-		}
-		defer mr.Close()
-		*redisAddr = mr.Addr()
-	}
-	rdb, err := rsredis.Open(*redisAddr)
-	if err != nil {
-		return exitCode(err, stderr)
-	}
-	defer rdb.Close()
-	checkRedis(ctx, rdb, *redisAddr, log)
-	// The query API reads through a client of its own, bounded by --redis-timeout.
-	qdb, err := rsredis.OpenReader(*redisAddr, *redisTimeout)
-	if err != nil {
-		return exitCode(err, stderr)
-	}
-	defer qdb.Close()
-
-	kc := kf.config(filepath.Join(*dataDir, "state"))
-	if *dataDir == "" {
-		kc.StateDir = ""
-	}
-	if err := ensureTopics(ctx, kc, true, log); err != nil {
-		return exitCode(err, stderr)
-	}
-	if embeddedRedis {
-		// miniredis starts empty: replay the retained steps reports so the boards come back.
-		// The writes are absolute values, so replaying over the kept table state is exact. The
-		// hot groups need no replay: their windows come back from their checkpoints, and the
-		// next snapshot (one slide later) refills hot:search:latest.
-		if _, err := kc.ResetOffsets(ctx, kc.Names.Group(steps.Group), kc.Names.Stream(topics.StepsReported), time.Time{}); err != nil {
-			return exitCode(err, stderr)
-		}
-	}
-
-	sup := processors.NewSupervisor(log)
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		return supervise(gctx, sup, pipelineUnits(kc, pf, rdb, nil, log))
-	})
-	g.Go(func() error {
-		api := query.New(qdb, log, query.WithRedisTimeout(*redisTimeout), query.WithReady(sup.Ready))
-		return serveHTTP(gctx, *httpAddr, api, log, func(a net.Addr) {
-			fmt.Fprintf(stdout, "rankstream dev is running\n  Kafka (kfake):  %s\n  Redis:          %s\n  query API:      http://%s/v1/boards/steps?limit=10\n  hot search:     http://%s/v1/hot/search?k=10\n  metrics:        http://%s/metrics\n",
-				kf.brokers, *redisAddr, a, a, a)
-		})
-	})
-	if *demo {
-		g.Go(func() error {
-			gen, err := demoSearch()
-			if err != nil {
-				return err
-			}
-			return demoProduce(gctx, kc, topics.SearchQueries, *demoRate, gen.Next, log)
-		})
-		g.Go(func() error {
-			gen, err := loadgen.NewSteps(loadgen.StepsConfig{Users: *demoUsers, DupRatio: 0.05, StaleRatio: 0.05, Seed: uint64(time.Now().UnixNano())})
-			if err != nil {
-				return err
-			}
-			return demoProduce(gctx, kc, topics.StepsReported, *demoRate, gen.Next, log)
-		})
-	}
-	return exitCode(g.Wait(), stderr)
-}
-
-// demoSearch generates search queries: a Zipf vocabulary plus two planted terms whose
-// popularity rises and falls over ten minutes, so the hot list moves while you watch.
-func demoSearch() (*loadgen.Search, error) {
-	now := time.Now()
-	return loadgen.NewSearch(loadgen.SearchConfig{
-		Terms: 2_000, Skew: 1.0, VariantRatio: 0.2, Seed: uint64(now.UnixNano()),
-		Trends: []loadgen.Trend{
-			{Term: "black friday deals", Peak: now.Add(3 * time.Minute), Width: 5 * time.Minute, Share: 0.08},
-			{Term: "snow storm", Peak: now.Add(8 * time.Minute), Width: 5 * time.Minute, Share: 0.08},
-		},
-	})
-}
-
-// demoProduce sends what next generates into the stream at rate records per second until ctx
-// ends.
-func demoProduce(ctx context.Context, kc kafkaconf.Config, stream goka.Stream, rate float64, next func(time.Time) []loadgen.Record, log *slog.Logger) error {
-	cl, err := kc.Client(kgo.ProducerLinger(10 * time.Millisecond))
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	_, err = loadgen.Produce(ctx, cl, loadgen.ProduceConfig{
-		Topic: string(kc.Names.Stream(stream)), Rate: rate, Progress: 30 * time.Second,
-	}, next, log)
-	return err
+	return exitCode(app.Dev(ctx, app.DevConfig{
+		Pipeline: pf.pipeline(""), KafkaListen: *kafkaListen, DataDir: *dataDir, RedisAddr: *redisAddr,
+		HTTPAddr: *httpAddr, RedisTimeout: *redisTimeout, Demo: *demo, DemoRate: *demoRate, DemoUsers: *demoUsers,
+	}, stdout, log), stderr)
 }

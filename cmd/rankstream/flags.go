@@ -3,13 +3,15 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/rankstream/rankstream/internal/app"
+	"github.com/rankstream/rankstream/processors/hotmerge"
 	"io"
 	"log/slog"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/rankstream/rankstream/internal/kafkaconf"
+	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -101,8 +103,8 @@ func (k *kafkaFlags) register(fs *flag.FlagSet, withBrokers bool) {
 	fs.StringVar(&k.clientID, "client-id", "rankstream", "Kafka client id")
 }
 
-func (k *kafkaFlags) config(stateDir string) kafkaconf.Config {
-	return kafkaconf.Config{
+func (k *kafkaFlags) config(stateDir string) kafka.Config {
+	return kafka.Config{
 		Brokers:     strings.Split(k.brokers, ","),
 		Partitions:  k.partitions,
 		Replication: k.replication,
@@ -141,4 +143,14 @@ func (p *pipelineFlags) register(fs *flag.FlagSet, withBrokers bool) {
 	p.steps.register(fs)
 	p.hot.register(fs)
 	p.log.register(fs)
+}
+
+// pipeline is the pipeline the flags describe; its stores and logger are the command's.
+func (p *pipelineFlags) pipeline(stateDir string) app.Pipeline {
+	return app.Pipeline{
+		Kafka: p.kafka.config(stateDir),
+		Steps: app.StepsConfig{Rules: p.steps.rules, Coalesce: p.steps.coalesce, MaxPending: p.steps.maxPending},
+		Hot:   p.hot.cfg,
+		Merge: hotmerge.Config{K: p.hot.cfg.K, MergeWait: p.hot.mergeWait},
+	}
 }

@@ -1,22 +1,19 @@
 package main
 
 import (
-	"context"
 	"flag"
-	"log/slog"
+	"github.com/rankstream/rankstream/processors/hotmerge"
+	"time"
 
-	goredis "github.com/redis/go-redis/v9"
-
-	"github.com/rankstream/rankstream/internal/kafkaconf"
-	"github.com/rankstream/rankstream/processors/history"
 	"github.com/rankstream/rankstream/processors/hot"
-	rsredis "github.com/rankstream/rankstream/sinks/redis"
-	"github.com/rankstream/rankstream/sinks/snapshot"
-	"github.com/rankstream/rankstream/topics"
 )
 
-// hotFlags shape the hot-search pipeline; their defaults are hot.Config's.
-type hotFlags struct{ cfg hot.Config }
+// hotFlags shape the hot-search pipeline; their defaults are hot.Config's and
+// hotmerge.Config's.
+type hotFlags struct {
+	cfg       hot.Config
+	mergeWait time.Duration
+}
 
 func (h *hotFlags) register(fs *flag.FlagSet) {
 	d, c := hot.DefaultConfig(), &h.cfg
@@ -27,41 +24,5 @@ func (h *hotFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.Lookahead, "hot-lookahead", d.Lookahead, "hot search: how far ahead of the closing window the sketch keeps events; an input partition read faster than the others waits when it gets four fifths of this ahead (nothing is dropped for being early)")
 	fs.IntVar(&c.K, "hot-k", d.K, "hot search: items per snapshot")
 	fs.DurationVar(&c.Checkpoint, "hot-checkpoint", d.Checkpoint, "hot search: how often each partition stores its window state (wall clock); a restart re-reads the loop records after it")
-	fs.DurationVar(&c.MergeWait, "hot-merge-wait", d.MergeWait, "hot search: how long (wall clock) a window waits for its missing partitions before it is published without them (missing_partitions); a late partial publishes it again")
-}
-
-func (h *hotFlags) config(kc kafkaconf.Config, log *slog.Logger) hot.Config {
-	c := h.cfg
-	c.Names, c.Partitions, c.Log = kc.Names, kc.Partitions, log
-	return c
-}
-
-// hotUnits returns the units of the hot-search pipeline, each run by a processors.Supervisor:
-// the hot group and its merge group, restarted independently of each other, and with a history
-// store the writer of its queue (hot.history), which the merge fills before it writes Redis.
-func hotUnits(kc kafkaconf.Config, hf hotFlags, rdb goredis.UniversalClient, store history.Store, log *slog.Logger) []unit {
-	cfg := hf.config(kc, log)
-	units := []unit{
-		{string(topics.HotGroup), func(ctx context.Context) error {
-			return hot.Run(ctx, cfg, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(topics.HotGroup), log)...)
-		}},
-		{string(topics.HotMergeGroup), func(ctx context.Context) error {
-			pub := snapshot.Publisher{Redis: rsredis.NewHotWriter(rdb)}
-			if store != nil {
-				q, err := history.NewQueue(kc)
-				if err != nil {
-					return err
-				}
-				defer q.Close()
-				pub.History = q
-			}
-			return hot.RunMerge(ctx, cfg, pub, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(topics.HotMergeGroup), log)...)
-		}},
-	}
-	if store != nil {
-		units = append(units, unit{string(topics.HotHistoryGroup), func(ctx context.Context) error {
-			return history.Run(ctx, kc, store, log)
-		}})
-	}
-	return units
+	fs.DurationVar(&h.mergeWait, "hot-merge-wait", hotmerge.DefaultConfig().MergeWait, "hot search: how long (wall clock) a window waits for its missing partitions before it is published without them (missing_partitions); a late partial publishes it again")
 }

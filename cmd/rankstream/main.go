@@ -1,5 +1,6 @@
-// Command rankstream is the one binary of the pipeline: each subcommand wires packages
-// together; none holds logic of its own.
+// Command rankstream is the one binary of the pipeline: each subcommand turns its flags and
+// the RANKSTREAM_* environment into a configuration and hands it to the package that runs it
+// (internal/app for process, dev and serve); none holds logic of its own.
 package main
 
 import (

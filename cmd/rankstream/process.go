@@ -2,20 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"io"
-	"log/slog"
 
-	goredis "github.com/redis/go-redis/v9"
-	"golang.org/x/sync/errgroup"
-
-	"github.com/rankstream/rankstream/internal/kafkaconf"
-	"github.com/rankstream/rankstream/internal/obs"
-	"github.com/rankstream/rankstream/processors"
-	"github.com/rankstream/rankstream/processors/history"
-	rsredis "github.com/rankstream/rankstream/sinks/redis"
-	"github.com/rankstream/rankstream/sinks/snapshot"
-	"github.com/rankstream/rankstream/topics"
+	"github.com/rankstream/rankstream/internal/app"
+	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
 )
 
 func runProcess(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer) int {
@@ -34,49 +24,9 @@ func runProcess(ctx context.Context, args []string, _ io.Reader, _, stderr io.Wr
 	if err != nil {
 		return exitCode(err, stderr)
 	}
-	kf := &pf.kafka
-
-	kc := kf.config(*stateDir)
-	rdb, err := rsredis.Open(*redisAddr)
-	if err != nil {
-		return exitCode(err, stderr)
-	}
-	defer rdb.Close()
-	checkRedis(ctx, rdb, *redisAddr, log)
-
-	// The history store is not pinged: one that is down at start-up delays history (its writer
-	// retries), not the processors.
-	var store history.Store
+	cfg := app.ProcessConfig{Pipeline: pf.pipeline(*stateDir), RedisAddr: *redisAddr, HTTPAddr: *httpAddr, CreateTopics: *createTopics}
 	if *withHistory {
-		hist, err := cf.sink()
-		if err != nil {
-			return exitCode(err, stderr)
-		}
-		defer hist.Close()
-		store = snapshot.History{Sink: hist}
+		cfg.History = func() (*rsclickhouse.Sink, error) { return cf.sink() }
 	}
-
-	sup := processors.NewSupervisor(log)
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		mux := obs.Mux(func(ctx context.Context) error { return errors.Join(sup.Ready(), rdb.Ping(ctx).Err()) })
-		return serveHTTP(gctx, *httpAddr, mux, log, nil)
-	})
-	g.Go(func() error {
-		if err := ensureTopics(gctx, kc, *createTopics, log); err != nil {
-			return err
-		}
-		return supervise(gctx, sup, pipelineUnits(kc, pf, rdb, store, log))
-	})
-	log.Info("processing", "brokers", kc.Brokers, "redis", *redisAddr, slog.String("http", *httpAddr))
-	return exitCode(g.Wait(), stderr)
-}
-
-// pipelineUnits returns the units of every processor: steps with its Redis sink, hot,
-// hot-merge and, with a history store, hot-history.
-func pipelineUnits(kc kafkaconf.Config, pf pipelineFlags, rdb goredis.UniversalClient, store history.Store, log *slog.Logger) []unit {
-	steps := unit{string(topics.StepsGroup), func(ctx context.Context) error {
-		return runStepsPipeline(ctx, kc, pf.steps, rdb, log)
-	}}
-	return append([]unit{steps}, hotUnits(kc, pf.hot, rdb, store, log)...)
+	return exitCode(app.Process(ctx, cfg, log), stderr)
 }

@@ -6,8 +6,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/rankstream/rankstream/internal/query"
-	rsredis "github.com/rankstream/rankstream/sinks/redis"
+	"github.com/rankstream/rankstream/internal/api"
+	"github.com/rankstream/rankstream/internal/app"
 )
 
 func runServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer) int {
@@ -17,23 +17,16 @@ func runServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 	lf.register(fs)
 	redisAddr := fs.String("redis", "127.0.0.1:6379", "Redis: host:port, redis://host:port/db, or comma-separated Redis Cluster seeds")
 	httpAddr := fs.String("http", "127.0.0.1:8080", "listen address")
-	hotTTL := fs.Duration("hot-cache-ttl", query.DefaultHotCacheTTL, "how long GET /v1/hot/search serves the snapshot it read from Redis before reading again; 0 reads it for every request")
+	hotTTL := fs.Duration("hot-cache-ttl", api.DefaultHotCacheTTL, "how long GET /v1/hot/search serves the snapshot it read from Redis before reading again; 0 reads it for every request")
 	timeout := redisTimeoutFlag(fs)
 	log, err := lf.parse(fs, args, stderr)
 	if err != nil {
 		return exitCode(err, stderr)
 	}
-	rdb, err := rsredis.OpenReader(*redisAddr, *timeout)
-	if err != nil {
-		return exitCode(err, stderr)
-	}
-	defer rdb.Close()
-	checkRedis(ctx, rdb, *redisAddr, log)
-	log.Info("serving", "http", *httpAddr, "redis", *redisAddr, "redis_timeout", *timeout)
-	return exitCode(serveHTTP(ctx, *httpAddr, query.New(rdb, log, query.WithHotCacheTTL(*hotTTL), query.WithRedisTimeout(*timeout)), log, nil), stderr)
+	return exitCode(app.Serve(ctx, app.ServeConfig{RedisAddr: *redisAddr, HTTPAddr: *httpAddr, HotCacheTTL: *hotTTL, RedisTimeout: *timeout}, log), stderr)
 }
 
 // redisTimeoutFlag registers --redis-timeout of the query API (serve, dev).
 func redisTimeoutFlag(fs *flag.FlagSet) *time.Duration {
-	return fs.Duration("redis-timeout", query.DefaultRedisTimeout, "deadline of the Redis reads of one query API request; a request Redis does not answer within it gets 503 with Retry-After")
+	return fs.Duration("redis-timeout", api.DefaultRedisTimeout, "deadline of the Redis reads of one query API request; a request Redis does not answer within it gets 503 with Retry-After")
 }

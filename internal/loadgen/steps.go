@@ -1,7 +1,7 @@
 // Package loadgen generates realistic traffic for demos, load tests and benchmarks, and
 // produces it into Kafka at a chosen rate with progress reports.
 //
-// It imports topics, internal/rank and franz-go; never processors or sinks.
+// It imports topics, internal/board and franz-go; never processors or sinks.
 package loadgen
 
 import (
@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/rankstream/rankstream/internal/rank"
+	"github.com/rankstream/rankstream/internal/board"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -62,7 +62,7 @@ type Steps struct {
 	users  []user
 	zones  []*time.Location
 	byZone [][]int // user indexes per zone
-	days   []rank.Day
+	days   []board.Day
 	recent []Record // ring of recent reports, for duplicates
 	seq    uint64
 }
@@ -81,7 +81,7 @@ func NewSteps(cfg StepsConfig) (*Steps, error) {
 	if cfg.DupRatio < 0 || cfg.StaleRatio < 0 || cfg.DupRatio+cfg.StaleRatio > 1 {
 		return nil, fmt.Errorf("loadgen: duplicate ratio %v and stale ratio %v must be >= 0 and sum to at most 1", cfg.DupRatio, cfg.StaleRatio)
 	}
-	g := &Steps{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), byZone: make([][]int, len(cfg.Zones)), days: make([]rank.Day, len(cfg.Zones))}
+	g := &Steps{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), byZone: make([][]int, len(cfg.Zones)), days: make([]board.Day, len(cfg.Zones))}
 	for _, z := range cfg.Zones {
 		loc, err := topics.LoadZone(z)
 		if err != nil {
@@ -163,7 +163,7 @@ func (g *Steps) surge(now time.Time) []Record {
 	}
 	var out []Record
 	for z, loc := range g.zones {
-		d := rank.DayOf(now, loc)
+		d := board.DayOf(now, loc)
 		if g.days[z] != 0 && d != g.days[z] {
 			y, m, dd := now.In(loc).Date()
 			midnight := time.Date(y, m, dd, 0, 0, 0, 0, loc)

@@ -5,7 +5,8 @@
 // them. The backlog is the group's lag (rankstream_consumer_lag{group="hot-history"}), kept
 // by Kafka, bounded by the topic's retention, never by memory.
 //
-// It imports topics, processors and franz-go; never a sink (the store is handed in by cmd/).
+// It imports topics, internal plumbing (kafka, obs, backoff) and franz-go; never a sink (the
+// store is handed in by internal/app) or another processor family.
 package history
 
 import (
@@ -19,11 +20,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rankstream/rankstream/internal/backoff"
-	"github.com/rankstream/rankstream/internal/kafkaconf"
+	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/obs"
-	"github.com/rankstream/rankstream/processors"
 	"github.com/rankstream/rankstream/topics"
 )
+
+// Group is the history writer's consumer group (logical name): it reads the queue topic
+// hot.history and commits after the store took each snapshot.
+const Group = topics.HotHistoryGroup
 
 // Store is the history store.
 type Store interface {
@@ -43,7 +47,7 @@ type Queue struct {
 }
 
 // NewQueue returns a queue on kc's cluster; Close it.
-func NewQueue(kc kafkaconf.Config) (*Queue, error) {
+func NewQueue(kc kafka.Config) (*Queue, error) {
 	cl, err := kc.Client(kgo.ProducerLinger(0))
 	if err != nil {
 		return nil, fmt.Errorf("history queue: %w", err)
@@ -76,8 +80,8 @@ const maxBatch = 500
 // rankstream_history_skipped_total and skipped), written in one batch, retried with backoff
 // (50 ms to 5 s) while the failure is retryable, and committed only once written. A failure
 // that is not retryable ends Run with an error (the supervisor restarts it).
-func Run(ctx context.Context, kc kafkaconf.Config, store Store, log *slog.Logger) error {
-	group := string(kc.Names.Group(topics.HotHistoryGroup))
+func Run(ctx context.Context, kc kafka.Config, store Store, log *slog.Logger) error {
+	group := string(kc.Names.Group(Group))
 	topic := string(kc.Names.Stream(topics.HotHistory))
 	log = log.With("group", group)
 	cl, err := kc.Client(kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.DisableAutoCommit(),
@@ -89,7 +93,7 @@ func Run(ctx context.Context, kc kafkaconf.Config, store Store, log *slog.Logger
 	lagCtx, stopLag := context.WithCancel(ctx)
 	defer stopLag()
 	go reportLag(lagCtx, cl, group)
-	processors.Up(ctx)
+	kafka.Up(ctx)
 	log.Info("history writer starting", "topic", topic)
 	skipped := obs.HistorySkipped.WithLabelValues(topic)
 	for {
@@ -143,36 +147,36 @@ func Run(ctx context.Context, kc kafkaconf.Config, store Store, log *slog.Logger
 // write writes snaps, retrying with backoff while the failure is retryable; it returns nil
 // once written or when ctx ended.
 func write(ctx context.Context, store Store, snaps []topics.TopKSnapshot, log *slog.Logger) error {
-	wait := backoff.New(50*time.Millisecond, 5*time.Second)
-	for attempt := 1; len(snaps) > 0; attempt++ {
-		err := store.Write(ctx, snaps)
-		switch {
-		case err == nil:
-			if attempt > 1 {
-				log.Info("history: store writable again", "attempts", attempt, "snapshots", len(snaps))
-			}
-			return nil
-		case ctx.Err() != nil:
-			return nil
-		case !store.Retryable(err):
-			return fmt.Errorf("history: write %d snapshots: %w", len(snaps), err)
-		}
-		if attempt == 1 || attempt%20 == 0 {
-			log.Warn("history: write failed, retrying (the snapshots stay uncommitted)", "attempt", attempt, "snapshots", len(snaps), "err", err)
-		}
-		if !wait.Wait(ctx) {
-			return nil
-		}
+	if len(snaps) == 0 {
+		return nil
 	}
-	return nil
+	failed := 0
+	err := backoff.Retry(ctx, backoff.New(50*time.Millisecond, 5*time.Second), store.Retryable,
+		func(attempt int, err error, _ time.Duration) {
+			failed = attempt
+			if attempt == 1 || attempt%20 == 0 {
+				log.Warn("history: write failed, retrying (the snapshots stay uncommitted)", "attempt", attempt, "snapshots", len(snaps), "err", err)
+			}
+		},
+		func() error { return store.Write(ctx, snaps) })
+	switch {
+	case err == nil:
+		if failed > 0 {
+			log.Info("history: store writable again", "attempts", failed+1, "snapshots", len(snaps))
+		}
+		return nil
+	case ctx.Err() != nil:
+		return nil
+	}
+	return fmt.Errorf("history: write %d snapshots: %w", len(snaps), err)
 }
 
-// reportLag exports, every processors.LagEvery, the group's lag on the partitions this member owns: the
+// reportLag exports, every kafka.LagEvery, the group's lag on the partitions this member owns: the
 // snapshots queued for the store and not written yet.
 func reportLag(ctx context.Context, cl *kgo.Client, group string) {
 	adm := kadm.NewClient(cl)
 	gauge := obs.ConsumerLag.WithLabelValues(group)
-	t := time.NewTicker(processors.LagEvery)
+	t := time.NewTicker(kafka.LagEvery)
 	defer t.Stop()
 	for {
 		select {

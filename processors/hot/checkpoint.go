@@ -11,7 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/rankstream/rankstream/internal/kafkaconf"
+	"github.com/rankstream/rankstream/internal/kafka"
 )
 
 // A checkpoint is one loop partition's whole state after the loop record at loopOffset: the
@@ -121,7 +121,7 @@ func decodeCheckpoint(b []byte) (*checkpoint, error) {
 // stored only after every partial emitted before it, and reads a partition's latest checkpoint
 // and loop records back.
 type kafkaIO struct {
-	kc kafkaconf.Config
+	kc kafka.Config
 	cl *kgo.Client
 }
 

@@ -1,10 +1,11 @@
-// Package hot is the hot-search pipeline: the goka group that validates search queries,
-// repartitions them by normalised term through its loop topic and keeps one sliding-window
-// sketch per partition, emitting each partition's partial Top-K when a window closes; and the
-// merge group that combines the partitions' partials of a window into the snapshot it
-// publishes.
+// Package hot is the goka group hot: it validates search queries, repartitions them by
+// normalised term through its loop topic and keeps one sliding-window sketch per partition,
+// emitting each partition's partial Top-K (topics.HotPartial) to hot.partials when a window
+// closes; processors/hotmerge merges them. Its rules (watermarks, alignment, which terms count)
+// are pure functions (rules.go); its state survives restarts in hot.checkpoints.
 //
-// It imports topics, sketch, internal/kafkaconf (partitioning) and processors; never a sink.
+// It imports topics, sketch and internal plumbing (kafka, obs); never a sink or another
+// processor family.
 package hot
 
 import (
@@ -19,12 +20,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/rankstream/rankstream/internal/kafkaconf"
+	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/obs"
-	"github.com/rankstream/rankstream/processors"
 	"github.com/rankstream/rankstream/sketch"
 	"github.com/rankstream/rankstream/topics"
 )
+
+// Group is the hot group's logical name; its loop topic repartitions queries by term.
+const Group = topics.HotGroup
 
 // Config shapes the pipeline; zero durations and sizes take the defaults in brackets.
 type Config struct {
@@ -48,10 +51,7 @@ type Config struct {
 	// Checkpoint is how often (wall clock) each partition stores its window state [5 s]. After a
 	// crash or a rebalance the state is the last checkpoint plus the loop records after it.
 	Checkpoint time.Duration
-	// MergeWait is how long (wall clock, from its first partial reaching the merge) a window
-	// waits for its missing partitions before it is published without them [10 s].
-	MergeWait time.Duration
-	Log       *slog.Logger
+	Log        *slog.Logger
 }
 
 // DefaultConfig returns a Config holding the defaults in brackets above.
@@ -83,26 +83,12 @@ func (c *Config) defaults() {
 	if c.Checkpoint <= 0 {
 		c.Checkpoint = 5 * time.Second
 	}
-	if c.MergeWait <= 0 {
-		c.MergeWait = 10 * time.Second
-	}
 	if c.Partitions <= 0 {
 		c.Partitions = topics.DefaultPartitions
 	}
 	if c.Log == nil {
 		c.Log = slog.Default()
 	}
-}
-
-// Partial is one partition's Top-K of one window (topic hot.partials, key = window end ms).
-type Partial struct {
-	Partition   int32         `json:"partition"`
-	WindowStart int64         `json:"window_start_ms"`
-	WindowEnd   int64         `json:"window_end_ms"`
-	Items       []sketch.Item `json:"items"`
-	// Dropped is how many events this partition dropped (late, or any other reason) since its
-	// previous partial: the window's snapshot reports their sum.
-	Dropped uint64 `json:"dropped,omitempty"`
 }
 
 // inputState is what one input partition's callbacks remember.
@@ -148,7 +134,7 @@ func newProcessor(cfg Config, io *kafkaIO) *processor {
 		in:          obs.EventsIn.WithLabelValues(string(topics.SearchQueries)),
 		partials:    string(cfg.Names.Stream(topics.HotPartials)),
 		checkpoints: string(cfg.Names.Stream(topics.HotCheckpoints)),
-		loop:        string(cfg.Names.Loop(topics.HotGroup)),
+		loop:        string(cfg.Names.Loop(Group)),
 		inputs:      map[int32]*inputState{}, windows: map[int32]*windowState{},
 		shape: shape{windowMs: cfg.Window.Milliseconds(), slideMs: cfg.Slide.Milliseconds(),
 			lookaheadMs: cfg.Lookahead.Milliseconds(), k: int64(cfg.K)},
@@ -161,7 +147,7 @@ func newProcessor(cfg Config, io *kafkaIO) *processor {
 // graph returns the hot group's graph. Partials and checkpoints are not goka outputs: they are
 // written synchronously (kafkaIO), so a checkpoint never covers a partial still in flight.
 func (p *processor) graph() *goka.GroupGraph {
-	return goka.DefineGroup(p.cfg.Names.Group(topics.HotGroup),
+	return goka.DefineGroup(p.cfg.Names.Group(Group),
 		goka.Input(p.cfg.Names.Stream(topics.SearchQueries), topics.Raw{}, p.route),
 		goka.Loop(topics.Raw{}, p.count),
 		goka.Output(p.dlq, topics.Raw{}),
@@ -174,7 +160,7 @@ func markerKeys(n int) []string {
 	found := 0
 	for i := 0; found < n; i++ {
 		k := "\x00watermark-" + strconv.Itoa(i)
-		if q := kafkaconf.PartitionOf(k, n); keys[q] == "" {
+		if q := kafka.PartitionOf(k, n); keys[q] == "" {
 			keys[q] = k
 			found++
 		}
@@ -184,7 +170,7 @@ func markerKeys(n int) []string {
 
 // Run runs the hot group until ctx ends.
 func Run(ctx context.Context, cfg Config, brokers []string, opts ...goka.ProcessorOption) error {
-	kc := kafkaconf.Config{Brokers: brokers}
+	kc := kafka.Config{Brokers: brokers}
 	cl, err := kc.Client(kgo.ProducerLinger(0),
 		kgo.ProducerBatchMaxBytes(topics.MaxCheckpointBytes), kgo.MaxBufferedBytes(4*topics.MaxCheckpointBytes))
 	if err != nil {
@@ -196,7 +182,7 @@ func Run(ctx context.Context, cfg Config, brokers []string, opts ...goka.Process
 	if err != nil {
 		return fmt.Errorf("hot processor: %w", err)
 	}
-	if err := processors.Run(ctx, proc, cfg.Names.Group(topics.HotGroup), p.cfg.Log); err != nil {
+	if err := kafka.Run(ctx, proc, cfg.Names.Group(Group), p.cfg.Log); err != nil {
 		return fmt.Errorf("hot processor: %w", err)
 	}
 	return nil
@@ -210,7 +196,7 @@ func (p *processor) route(ctx goka.Context, msg any) {
 	value, _ := msg.([]byte)
 	q, term, err := topics.DecodeSearchQuery(ctx.Key(), value, ctx.Timestamp())
 	if err != nil {
-		processors.DeadLetter(ctx, p.dlq, value, err)
+		kafka.DeadLetter(ctx, p.dlq, value, err)
 		return
 	}
 	ms := q.TS.UnixMilli()
@@ -281,7 +267,7 @@ func (p *processor) count(ctx goka.Context, msg any) {
 	value, _ := msg.([]byte)
 	r, err := decodeRecord(value)
 	if err != nil {
-		processors.DeadLetter(ctx, p.dlq, value, err)
+		kafka.DeadLetter(ctx, p.dlq, value, err)
 		return
 	}
 	q := ctx.Partition()
@@ -480,8 +466,8 @@ func (p *processor) close(ctx context.Context, partition int32, w *windowState) 
 		if len(w.held) > 0 {
 			p.release(w, partition)
 		}
-		value, err := partialCodec{}.Encode(&Partial{
-			Partition: partition, WindowStart: end - p.shape.windowMs, WindowEnd: end, Items: w.win.TopK(), Dropped: w.dropped,
+		value, err := topics.HotPartialCodec{}.Encode(&topics.HotPartial{
+			Partition: partition, WindowStart: end - p.shape.windowMs, WindowEnd: end, Items: topics.PartialItems(w.win.TopK()), Dropped: w.dropped,
 		})
 		if err != nil {
 			return err

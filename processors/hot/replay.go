@@ -7,7 +7,7 @@ import (
 
 	"github.com/lovoo/goka"
 
-	"github.com/rankstream/rankstream/internal/kafkaconf"
+	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -15,13 +15,13 @@ import (
 // queries: their offsets on the queries, the loop and the partials go back to the start, and
 // the hot group's checkpoints and the merge group's table are emptied, so nothing of the
 // previous run is used. The snapshots come out the same: windows close on event time.
-func Replay(ctx context.Context, kc kafkaconf.Config) error {
+func Replay(ctx context.Context, kc kafka.Config) error {
 	for _, r := range []struct {
 		group  goka.Group
 		stream goka.Stream
 	}{
-		{topics.HotGroup, kc.Names.Stream(topics.SearchQueries)},
-		{topics.HotGroup, kc.Names.Loop(topics.HotGroup)},
+		{Group, kc.Names.Stream(topics.SearchQueries)},
+		{Group, kc.Names.Loop(Group)},
 		{topics.HotMergeGroup, kc.Names.Stream(topics.HotPartials)},
 	} {
 		if _, err := kc.ResetOffsets(ctx, kc.Names.Group(r.group), r.stream, time.Time{}); err != nil {

@@ -3,7 +3,8 @@
 // and hands every day's merged value to a Sink, which commits the record once the value is
 // stored.
 //
-// It imports topics, internal/rank and processors; never a sink or a Redis client.
+// It imports topics and internal plumbing (board, kafka, obs); never a sink, a Redis client or
+// another processor family.
 package steps
 
 import (
@@ -16,9 +17,9 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/lovoo/goka"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/obs"
-	"github.com/rankstream/rankstream/internal/rank"
-	"github.com/rankstream/rankstream/processors"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -31,7 +32,7 @@ const Group = topics.StepsGroup
 // submitted before it) is durably stored, so that the record's offset may be committed; the
 // sink may block Submit to push back.
 type Sink interface {
-	Submit(u *rank.StepUpdate, done func(error))
+	Submit(u *board.StepUpdate, done func(error))
 }
 
 // Config is what the processor needs besides Kafka.
@@ -64,13 +65,13 @@ func Graph(cfg Config) *goka.GroupGraph {
 }
 
 // Run runs the processor until ctx is cancelled or it fails. opts carry the Kafka set-up
-// (kafkaconf.Config.ProcessorOptions) or, in tests, goka.WithTester.
+// (kafka.Config.ProcessorOptions) or, in tests, goka.WithTester.
 func Run(ctx context.Context, cfg Config, brokers []string, opts ...goka.ProcessorOption) error {
 	proc, err := goka.NewProcessor(brokers, Graph(cfg), opts...)
 	if err != nil {
 		return fmt.Errorf("steps processor: %w", err)
 	}
-	if err := processors.Run(ctx, proc, cfg.Names.Group(Group), cfg.Log); err != nil {
+	if err := kafka.Run(ctx, proc, cfg.Names.Group(Group), cfg.Log); err != nil {
 		return fmt.Errorf("steps processor: %w", err)
 	}
 	return nil
@@ -82,21 +83,21 @@ func (p *processor) process(ctx goka.Context, msg any) {
 	value, _ := msg.([]byte)
 	r, loc, err := topics.DecodeStepReport(ctx.Key(), value, ctx.Timestamp(), p.Rules)
 	if err != nil {
-		processors.DeadLetter(ctx, p.dlq, value, err)
+		kafka.DeadLetter(ctx, p.dlq, value, err)
 		p.Sink.Submit(nil, done)
 		return
 	}
 	s := state(ctx)
-	oldest := rank.DayOf(ctx.Timestamp().Add(-p.Rules.Retention-48*time.Hour), time.UTC)
+	oldest := board.DayOf(ctx.Timestamp().Add(-p.Rules.Retention-48*time.Hour), time.UTC)
 	res, err := s.Apply(Report{
 		RequestHash: xxhash.Sum64String(r.RequestID),
-		Day:         rank.DayOf(r.TS.Time, loc),
+		Day:         board.DayOf(r.TS.Time, loc),
 		Steps:       r.Steps,
 		TSMs:        r.TS.Millis(),
 		Region:      r.Region,
 	}, oldest)
 	if err != nil {
-		processors.DeadLetter(ctx, p.dlq, value, err)
+		kafka.DeadLetter(ctx, p.dlq, value, err)
 		p.Sink.Submit(nil, done)
 		return
 	}
@@ -110,7 +111,7 @@ func (p *processor) process(ctx goka.Context, msg any) {
 	// improved or not: after a crash the table may already hold a change whose store write
 	// never happened, and the redelivered record must still write it.
 	day := res.Day
-	p.Sink.Submit(&rank.StepUpdate{
+	p.Sink.Submit(&board.StepUpdate{
 		User: r.UserID, Day: day.Day, Steps: day.Steps, ReachedMs: day.ReachedMs,
 		Region: day.Region, Left: slices.Clone(day.Left),
 	}, done)

@@ -3,6 +3,8 @@ package steps_test
 import (
 	"context"
 	"fmt"
+	"github.com/rankstream/rankstream/internal/e2e"
+	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -16,7 +18,7 @@ import (
 	"github.com/lovoo/goka"
 	"github.com/lovoo/goka/tester"
 
-	"github.com/rankstream/rankstream/internal/rank"
+	"github.com/rankstream/rankstream/internal/board"
 	"github.com/rankstream/rankstream/processors/steps"
 	"github.com/rankstream/rankstream/topics"
 )
@@ -24,17 +26,17 @@ import (
 // recordingSink stores every update synchronously and acknowledges it at once.
 type recordingSink struct {
 	mu      sync.Mutex
-	updates []*rank.StepUpdate
+	updates []*board.StepUpdate
 }
 
-func (s *recordingSink) Submit(u *rank.StepUpdate, done func(error)) {
+func (s *recordingSink) Submit(u *board.StepUpdate, done func(error)) {
 	s.mu.Lock()
 	s.updates = append(s.updates, u)
 	s.mu.Unlock()
 	done(nil)
 }
 
-func (s *recordingSink) last() *rank.StepUpdate {
+func (s *recordingSink) last() *board.StepUpdate {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.updates[len(s.updates)-1]
@@ -166,8 +168,8 @@ func TestMidnightRolloverAcrossZones(t *testing.T) {
 	report("pago", "b", "2026-11-30T10:00:00Z", "Pacific/Pago_Pago", 7100)
 	report("pago", "c", "2026-11-30T11:00:00Z", "Pacific/Pago_Pago", 5)
 
-	days := func(user string) map[rank.Day]int64 {
-		out := map[rank.Day]int64{}
+	days := func(user string) map[board.Day]int64 {
+		out := map[board.Day]int64{}
 		for _, d := range h.state(user).Days {
 			out[d.Day] = d.Steps
 		}
@@ -236,16 +238,16 @@ type redisModel struct {
 	boards map[string]map[string]float64
 }
 
-func newRedisModel(updates []*rank.StepUpdate) redisModel {
+func newRedisModel(updates []*board.StepUpdate) redisModel {
 	m := redisModel{values: map[string]int64{}, boards: map[string]map[string]float64{}}
 	for _, u := range updates {
 		if u == nil {
 			continue
 		}
-		if k := rank.StepKey(u.Day, u.User); u.Steps > m.values[k] || m.values[k] == 0 {
+		if k := rsredis.StepKey(u.Day, u.User); u.Steps > m.values[k] || m.values[k] == 0 {
 			m.values[k] = max(u.Steps, m.values[k])
 		}
-		score, err := rank.DayComposite(u.Day).Encode(u.Steps, u.ReachedMs)
+		score, err := board.DayComposite(u.Day).Encode(u.Steps, u.ReachedMs)
 		if err != nil {
 			panic(err)
 		}
@@ -257,13 +259,13 @@ func newRedisModel(updates []*rank.StepUpdate) redisModel {
 				m.boards[board][u.User] = score
 			}
 		}
-		add(rank.StepsGlobalBoard(u.Day))
+		add(rsredis.StepsGlobalBoard(u.Day))
 		if u.Region != "" {
-			add(rank.StepsRegionBoard(u.Region, u.Day))
+			add(rsredis.StepsRegionBoard(u.Region, u.Day))
 		}
 		for _, l := range u.Left {
 			if l != u.Region {
-				b := rank.StepsRegionBoard(l, u.Day)
+				b := rsredis.StepsRegionBoard(l, u.Day)
 				delete(m.boards[b], u.User)
 				if len(m.boards[b]) == 0 {
 					delete(m.boards, b)
@@ -272,69 +274,6 @@ func newRedisModel(updates []*rank.StepUpdate) redisModel {
 		}
 	}
 	return m
-}
-
-// propertyStream makes a random stream of users' reports: days across zones (instants near
-// midnight in UTC+14, UTC-11, UTC+8 and UTC), regions and no region, stale values, request
-// ids retried with other values, and invalid records (some reusing a valid request id).
-// ids[i] is the "user/day/request id" of a valid record, "" for an invalid one.
-// Event times lie within 12 hours of base, and some at base - 23 h.
-func propertyStream(rng *rand.Rand, users, perUser int, base time.Time) (records []testRecord, ids []string, invalid int) {
-	zones := []string{"Pacific/Kiritimati", "Pacific/Pago_Pago", "Asia/Shanghai", "UTC"}
-	regions := []string{"", "eu", "us", "asia"}
-	for u := range users {
-		user := fmt.Sprintf("user-%d", u)
-		var reqs []string
-		for i := range perUser {
-			req := fmt.Sprintf("r%d", i)
-			steps := rng.IntN(1000)
-			if len(reqs) > 0 && rng.IntN(4) == 0 {
-				req = reqs[rng.IntN(len(reqs))] // a retry, with other values
-			}
-			ts := base.Add(time.Duration(rng.IntN(48*60)-24*60) * time.Minute / 2).Add(time.Duration(rng.IntN(3)) * time.Millisecond)
-			if rng.IntN(8) == 0 {
-				ts = base.Add(-23 * time.Hour) // one instant: ties on value and reach time
-				steps = 900 + rng.IntN(3)
-			}
-			region := ""
-			if r := regions[rng.IntN(len(regions))]; r != "" {
-				region = `,"region":"` + r + `"`
-			}
-			value := fmt.Sprintf(`{"request_id":"%s","user_id":"%s","steps":%d,"ts":"%s","tz":"%s"%s}`,
-				req, user, steps, ts.Format(time.RFC3339Nano), zones[u%len(zones)], region)
-			loc, err := time.LoadLocation(zones[u%len(zones)])
-			if err != nil {
-				panic(err)
-			}
-			id := user + "/" + dayOf(ts, loc) + "/" + req // request ids are per user and day
-			switch rng.IntN(10) {
-			case 0:
-				value, id = strings.Replace(value, `"steps":`, `"steps":-`, 1), ""
-			case 1:
-				value, id = strings.Replace(value, zones[u%len(zones)], "Mars/Olympus", 1), ""
-			case 2:
-				value, id = value[:len(value)/2], ""
-			}
-			if id == "" {
-				invalid++
-			} else {
-				reqs = append(reqs, req)
-			}
-			records = append(records, testRecord{user, []byte(value)})
-			ids = append(ids, id)
-		}
-	}
-	return records, ids, invalid
-}
-
-// shuffleStream permutes a propertyStream keeping each request id's first valid report first.
-func shuffleStream(rng *rand.Rand, ids []string) []int {
-	return steps.ShuffleKeepingFirsts(rng, len(ids), func(i int) string {
-		if ids[i] == "" {
-			return strconv.Itoa(i)
-		}
-		return ids[i]
-	})
 }
 
 // TestAnyOrderGivesTheSameRedis is the property of the merge: for random streams, every
@@ -346,16 +285,16 @@ func TestAnyOrderGivesTheSameRedis(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 3))
 	for trial := range 8 {
 		// Near midnight in Kiritimati, a day before the records' time.
-		records, ids, invalid := propertyStream(rng, 5, 40, time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
+		records, ids, invalid := e2e.PropertyStream(rng, 5, 40, time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
 		var want redisModel
 		for p := range 12 {
-			order := shuffleStream(rng, ids)
+			order := e2e.ShuffleStream(rng, ids)
 			if p == 0 {
 				slices.Sort(order)
 			}
 			h := newHarness(t)
 			for _, i := range order {
-				h.consume(records[i].key, string(records[i].value))
+				h.consume(records[i].Key, string(records[i].Value))
 			}
 			dead := 0
 			for _, _, ok := h.dlq.Next(); ok; _, _, ok = h.dlq.Next() {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/rankstream/rankstream/internal/rank"
+	"github.com/rankstream/rankstream/internal/board"
 )
 
 // MaxRequestsPerDay bounds the request ids remembered per user and day. Past it the oldest
@@ -25,7 +25,7 @@ var ErrTooManyRegions = fmt.Errorf("steps: more than %d distinct regions for one
 
 // DayState is a user's merged state for one local day.
 type DayState struct {
-	Day   rank.Day
+	Day   board.Day
 	Steps int64
 	// ReachedMs is the earliest event time (epoch ms) of a report carrying Steps: when the
 	// user reached the day's count. It breaks ties on the boards.
@@ -51,7 +51,7 @@ type State struct {
 // Report is a validated step report reduced to what the merge needs.
 type Report struct {
 	RequestHash uint64
-	Day         rank.Day
+	Day         board.Day
 	Steps       int64
 	TSMs        int64
 	Region      string
@@ -100,9 +100,9 @@ type Result struct {
 // A report that would move the user to more than MaxRegionsPerDay regions in the day is not
 // merged (its request id is not recorded) and Apply returns an error wrapping
 // ErrTooManyRegions.
-func (s *State) Apply(r Report, oldest rank.Day) (Result, error) {
+func (s *State) Apply(r Report, oldest board.Day) (Result, error) {
 	pruned := s.prune(oldest)
-	i, found := slices.BinarySearchFunc(s.Days, r.Day, func(d DayState, day rank.Day) int { return int(d.Day - day) })
+	i, found := slices.BinarySearchFunc(s.Days, r.Day, func(d DayState, day board.Day) int { return int(d.Day - day) })
 	if !found {
 		s.Days = slices.Insert(s.Days, i, DayState{Day: r.Day, Steps: -1})
 	}
@@ -162,7 +162,7 @@ func insertSorted(s []string, v string) []string {
 }
 
 // prune drops the days before oldest and tells whether there were any.
-func (s *State) prune(oldest rank.Day) bool {
+func (s *State) prune(oldest board.Day) bool {
 	n := 0
 	for n < len(s.Days) && s.Days[n].Day < oldest {
 		n++
@@ -226,7 +226,7 @@ func (s *State) UnmarshalBinary(b []byte) error {
 	days := make([]DayState, 0, n)
 	for range n {
 		var d DayState
-		d.Day = rank.Day(r.uvarint(99991231))
+		d.Day = board.Day(r.uvarint(99991231))
 		d.Steps = r.varint()
 		d.ReachedMs = r.varint()
 		d.Region = r.string()

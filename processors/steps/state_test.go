@@ -3,17 +3,18 @@ package steps
 import (
 	"errors"
 	"fmt"
+	"github.com/rankstream/rankstream/internal/e2e"
 	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/rankstream/rankstream/internal/rank"
+	"github.com/rankstream/rankstream/internal/board"
 )
 
 func TestApplyMergeRules(t *testing.T) {
-	const day = rank.Day(20261130)
+	const day = board.Day(20261130)
 	type step struct {
 		r       Report
 		want    Outcome
@@ -99,7 +100,7 @@ func persisted(t *testing.T, s *State) *State {
 // changes nothing afterwards, also after the state went through its codec (the table); a
 // rejected report is not a merge.
 func TestRequestIDMergedOnceChangesNothing(t *testing.T) {
-	const day = rank.Day(20261130)
+	const day = board.Day(20261130)
 	tests := []struct {
 		name   string
 		first  []Report // merged before the retry, with the id under test last
@@ -151,7 +152,7 @@ func TestRequestIDMergedOnceChangesNothing(t *testing.T) {
 }
 
 func TestRegionsPerDayAreBounded(t *testing.T) {
-	const day = rank.Day(20261130)
+	const day = board.Day(20261130)
 	var s State
 	for i := range MaxRegionsPerDay {
 		if _, err := s.Apply(Report{uint64(i), day, int64(i), 1, fmt.Sprintf("r%02d", i)}, 0); err != nil {
@@ -208,16 +209,16 @@ func TestApplyOrderIndependence(t *testing.T) {
 				reports = append(reports, r)
 				continue
 			}
-			reports = append(reports, Report{uint64(i), 20261129 + rank.Day(rng.IntN(2)), rng.Int64N(50), rng.Int64N(5), regions[rng.IntN(len(regions))]})
+			reports = append(reports, Report{uint64(i), 20261129 + board.Day(rng.IntN(2)), rng.Int64N(50), rng.Int64N(5), regions[rng.IntN(len(regions))]})
 		}
 		var want []DayState
 		for p := range 20 {
-			order := shuffleKeepingFirsts(rng, len(reports), func(i int) string { return fmt.Sprint(reports[i].Day, reports[i].RequestHash) })
+			order := e2e.ShuffleKeepingFirsts(rng, len(reports), func(i int) string { return fmt.Sprint(reports[i].Day, reports[i].RequestHash) })
 			if p == 0 {
 				slices.Sort(order)
 			}
 			var s State
-			named := map[rank.Day][]string{}
+			named := map[board.Day][]string{}
 			for _, i := range order {
 				r := reports[i]
 				res := mustApply(t, &s, r)
@@ -239,30 +240,6 @@ func TestApplyOrderIndependence(t *testing.T) {
 			}
 		}
 	}
-}
-
-// shuffleKeepingFirsts returns a random permutation of 0..n-1 in which, for every id, the
-// smallest index with that id comes before the other indexes with it: a request id is merged
-// once, so which report of an id comes first is part of the input, not of its order.
-func shuffleKeepingFirsts(rng *rand.Rand, n int, id func(int) string) []int {
-	out := rng.Perm(n)
-	// Swap each id's smallest index into the earliest place its id takes: both places hold
-	// the same id, so the other ids keep their places.
-	first := map[string]int{}
-	for i := n - 1; i >= 0; i-- {
-		first[id(i)] = i
-	}
-	seen := map[string]bool{}
-	for at, x := range out {
-		k := id(x)
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		j := slices.Index(out, first[k])
-		out[at], out[j] = out[j], out[at]
-	}
-	return out
 }
 
 func mustApply(t *testing.T, s *State, r Report) Result {

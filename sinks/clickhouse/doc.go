@@ -43,4 +43,5 @@
 // change adds another idempotent statement.
 //
 // It imports clickhouse-go and internal/obs; never goka, Kafka or the processors.
+// It imports clickhouse-go and internal plumbing; never Kafka, goka, a processor or Redis.
 package clickhouse

@@ -3,5 +3,5 @@
 // back when a write is acknowledged so that Kafka offsets are committed only after it; and it
 // publishes hot-search Top-K snapshots (HotWriter), which never go back in time.
 //
-// It imports go-redis, topics, internal/rank and internal/obs; never goka, Kafka or processors.
+// It imports go-redis, topics, internal/board and internal/obs; never goka, Kafka or processors.
 package redis

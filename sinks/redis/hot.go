@@ -9,7 +9,6 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/rankstream/rankstream/internal/obs"
-	"github.com/rankstream/rankstream/internal/rank"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -44,8 +43,8 @@ for i = 5, #ARGV, 512 do
 end
 return 1`)
 
-// HotWriter publishes Top-K snapshots to Redis: rank.HotKey(stream) gets the snapshot's JSON
-// (topics.TopKSnapshot) and rank.HotZSetKey(stream) its items with their counts as scores, both
+// HotWriter publishes Top-K snapshots to Redis: HotKey(stream) gets the snapshot's JSON
+// (topics.TopKSnapshot) and HotZSetKey(stream) its items with their counts as scores, both
 // replaced by one script so a reader never sees one without the other. Snapshots never go back
 // in time, and completeness wins: one of an earlier window than the stored one is ignored, and
 // so is one of the same window that misses more partitions (missing_partitions), or as many
@@ -82,7 +81,7 @@ func (w *HotWriter) Write(ctx context.Context, snap topics.TopKSnapshot) (bool, 
 	for _, it := range snap.Items {
 		args = append(args, strconv.FormatUint(it.Count, 10), it.Item)
 	}
-	keys := []string{rank.HotKey(snap.Stream), rank.HotZSetKey(snap.Stream)}
+	keys := []string{HotKey(snap.Stream), HotZSetKey(snap.Stream)}
 	start := time.Now()
 	replaced, err := publishHot.Run(ctx, w.rdb, keys, args...).Int()
 	if err != nil {

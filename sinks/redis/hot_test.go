@@ -13,8 +13,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/rankstream/rankstream/internal/embedded"
-	"github.com/rankstream/rankstream/internal/rank"
+	"github.com/rankstream/rankstream/internal/app"
 	"github.com/rankstream/rankstream/internal/testenv"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"github.com/rankstream/rankstream/topics"
@@ -40,7 +39,7 @@ func snap(n int, version int64, items ...string) topics.TopKSnapshot {
 func eachRedis(t *testing.T, f func(t *testing.T, rdb goredis.UniversalClient)) {
 	t.Run("redis-server", func(t *testing.T) { f(t, testenv.Redis(t)) })
 	t.Run("miniredis", func(t *testing.T) {
-		mr, err := embedded.Redis("127.0.0.1:0")
+		mr, err := app.EmbeddedRedis("127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,14 +56,14 @@ func stored(t *testing.T, rdb goredis.UniversalClient, stream string) (topics.To
 	t.Helper()
 	ctx := context.Background()
 	var s topics.TopKSnapshot
-	b, err := rdb.Get(ctx, rank.HotKey(stream)).Bytes()
+	b, err := rdb.Get(ctx, rsredis.HotKey(stream)).Bytes()
 	if err != nil {
-		t.Fatalf("GET %s: %v", rank.HotKey(stream), err)
+		t.Fatalf("GET %s: %v", rsredis.HotKey(stream), err)
 	}
 	if err := json.Unmarshal(b, &s); err != nil {
 		t.Fatalf("stored JSON %s: %v", b, err)
 	}
-	zs, err := rdb.ZRevRangeWithScores(ctx, rank.HotZSetKey(stream), 0, -1).Result()
+	zs, err := rdb.ZRevRangeWithScores(ctx, rsredis.HotZSetKey(stream), 0, -1).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +137,7 @@ func TestHotWriterReadsSnapshotsWithoutMissingPartitions(t *testing.T) {
 		ctx := context.Background()
 		old := `{"stream":"search","window_start":"2026-11-30T11:00:50.000Z","window_end":"2026-11-30T12:00:50.000Z",` +
 			`"generated_at":"2026-11-30T12:00:51.000Z","version":10,"items":[{"item":"old","count":5,"error":0}]}`
-		rdb.Set(ctx, rank.HotKey("search"), old, 0)
+		rdb.Set(ctx, rsredis.HotKey("search"), old, 0)
 		w := rsredis.NewHotWriter(rdb)
 		if ok, err := w.Write(ctx, missing(snap(10, 20, "new"), 4)); err != nil || ok {
 			t.Fatalf("incomplete over an old complete snapshot: Write = %v, %v; want false", ok, err)
@@ -193,8 +192,8 @@ func TestHotWriterStreamsAreSeparate(t *testing.T) {
 func TestHotWriterReplacesGarbage(t *testing.T) {
 	rdb := testenv.Redis(t)
 	ctx := context.Background()
-	rdb.Set(ctx, rank.HotKey("search"), "not json", 0)
-	rdb.ZAdd(ctx, rank.HotZSetKey("search"), goredis.Z{Score: 1, Member: "stale"})
+	rdb.Set(ctx, rsredis.HotKey("search"), "not json", 0)
+	rdb.ZAdd(ctx, rsredis.HotZSetKey("search"), goredis.Z{Score: 1, Member: "stale"})
 	if ok, err := rsredis.NewHotWriter(rdb).Write(ctx, snap(0, 1, "a")); err != nil || !ok {
 		t.Fatalf("Write over garbage = %v, %v", ok, err)
 	}
@@ -297,8 +296,8 @@ func TestHotKeysShareASlot(t *testing.T) {
 		}
 	}
 	for _, stream := range []string{"search", "trends", "a.b-c_1"} {
-		if a, b := keySlot(rank.HotKey(stream)), keySlot(rank.HotZSetKey(stream)); a != b {
-			t.Errorf("stream %s: %s in slot %d, %s in slot %d", stream, rank.HotKey(stream), a, rank.HotZSetKey(stream), b)
+		if a, b := keySlot(rsredis.HotKey(stream)), keySlot(rsredis.HotZSetKey(stream)); a != b {
+			t.Errorf("stream %s: %s in slot %d, %s in slot %d", stream, rsredis.HotKey(stream), a, rsredis.HotZSetKey(stream), b)
 		}
 	}
 }

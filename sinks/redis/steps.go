@@ -11,8 +11,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rankstream/rankstream/internal/backoff"
+	"github.com/rankstream/rankstream/internal/board"
 	"github.com/rankstream/rankstream/internal/obs"
-	"github.com/rankstream/rankstream/internal/rank"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -73,12 +73,12 @@ func (o *StepsOptions) defaults() {
 
 type userDay struct {
 	user string
-	day  rank.Day
+	day  board.Day
 }
 
 // pendingDay is the coalesced update of one user-day and every region the user left.
 type pendingDay struct {
-	u    rank.StepUpdate
+	u    board.StepUpdate
 	left []string
 }
 
@@ -124,7 +124,7 @@ func NewStepsWriter(rdb goredis.UniversalClient, opts StepsOptions) *StepsWriter
 }
 
 // Submit queues u (nil: nothing to write) and done. It blocks while MaxPending records wait.
-func (w *StepsWriter) Submit(u *rank.StepUpdate, done func(error)) {
+func (w *StepsWriter) Submit(u *board.StepUpdate, done func(error)) {
 	w.mu.Lock()
 	for len(w.cur.dones) >= w.opts.MaxPending && !w.closed {
 		w.space.Wait()
@@ -170,7 +170,7 @@ func (w *StepsWriter) Submit(u *rank.StepUpdate, done func(error)) {
 
 // better tells whether a ranks above b: more steps, or as many reached earlier. Values only
 // improve, so coalescing keeps the best one even if a redelivery submits an older value late.
-func better(a, b *rank.StepUpdate) bool {
+func better(a, b *board.StepUpdate) bool {
 	return a.Steps > b.Steps || a.Steps == b.Steps && a.ReachedMs <= b.ReachedMs
 }
 
@@ -273,26 +273,29 @@ func (w *StepsWriter) close() error {
 }
 
 func (w *StepsWriter) writeWithRetry(ctx context.Context, b *batch) error {
-	wait := backoff.New(50*time.Millisecond, w.opts.MaxBackoff)
-	for attempt := 1; ; attempt++ {
-		start := time.Now()
-		err := w.write(ctx, b)
-		if err == nil {
+	err := backoff.Retry(ctx, backoff.New(50*time.Millisecond, w.opts.MaxBackoff), nil,
+		func(attempt int, err error, wait time.Duration) {
+			w.writeErr.Inc()
+			w.opts.Logger.Warn("redis sink: flush failed, retrying", "attempt", attempt,
+				"user_days", len(b.days), "records", len(b.dones), "backoff", wait, "err", err)
+			if goredis.HasErrorPrefix(err, "NOSCRIPT") { // Redis lost the script cache (a restart, SCRIPT FLUSH)
+				if lerr := setMax.Load(ctx, w.rdb).Err(); lerr != nil {
+					w.opts.Logger.Warn("redis sink: reload script", "err", lerr)
+				}
+			}
+		},
+		func() error {
+			start := time.Now()
+			if err := w.write(ctx, b); err != nil {
+				return err
+			}
 			w.writeSec.Observe(time.Since(start).Seconds())
 			return nil
-		}
-		w.writeErr.Inc()
-		w.opts.Logger.Warn("redis sink: flush failed, retrying", "attempt", attempt,
-			"user_days", len(b.days), "records", len(b.dones), "backoff", wait.Base(), "err", err)
-		if goredis.HasErrorPrefix(err, "NOSCRIPT") { // Redis lost the script cache (a restart, SCRIPT FLUSH)
-			if lerr := setMax.Load(ctx, w.rdb).Err(); lerr != nil {
-				w.opts.Logger.Warn("redis sink: reload script", "err", lerr)
-			}
-		}
-		if !wait.Wait(ctx) {
-			return fmt.Errorf("%w: %w", ErrClosed, err)
-		}
+		})
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrClosed, err)
 	}
+	return nil
 }
 
 // write sends one pipeline: per user-day a set-if-greater of its step key; per board one
@@ -307,9 +310,9 @@ func (w *StepsWriter) write(ctx context.Context, b *batch) error {
 	for _, p := range b.days {
 		u := p.u
 		exp := u.Day.LastInstant().Add(w.opts.Retention)
-		sk := rank.StepKey(u.Day, u.User)
+		sk := StepKey(u.Day, u.User)
 		setMax.EvalSha(ctx, pipe, []string{sk}, u.Steps, exp.Unix())
-		score, err := rank.DayComposite(u.Day).Encode(u.Steps, u.ReachedMs)
+		score, err := board.DayComposite(u.Day).Encode(u.Steps, u.ReachedMs)
 		if err != nil {
 			w.opts.Logger.Error("redis sink: cannot rank update", "user", u.User, "day", u.Day, "err", err)
 			continue
@@ -318,13 +321,13 @@ func (w *StepsWriter) write(ctx context.Context, b *batch) error {
 			boards[board] = append(boards[board], goredis.Z{Score: score, Member: u.User})
 			expiry[board] = exp
 		}
-		add(rank.StepsGlobalBoard(u.Day))
+		add(StepsGlobalBoard(u.Day))
 		if u.Region != "" {
-			add(rank.StepsRegionBoard(u.Region, u.Day))
+			add(StepsRegionBoard(u.Region, u.Day))
 		}
 		for _, r := range p.left {
 			if r != u.Region {
-				pipe.ZRem(ctx, rank.StepsRegionBoard(r, u.Day), u.User)
+				pipe.ZRem(ctx, StepsRegionBoard(r, u.Day), u.User)
 			}
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rankstream/rankstream/internal/rank"
+	"github.com/rankstream/rankstream/internal/board"
 	"github.com/rankstream/rankstream/internal/testenv"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 )
@@ -16,7 +16,7 @@ func BenchmarkStepsWriter(b *testing.B) {
 	rdb := testenv.Redis(b)
 	w := runWriter(b, rdb, rsredis.StepsOptions{Interval: 100 * time.Millisecond})
 
-	day := rank.Day(20261130)
+	day := board.Day(20261130)
 	base := day.FirstInstant().UnixMilli() + 3600_000
 	users := make([]string, 200_000)
 	for i := range users {
@@ -29,7 +29,7 @@ func BenchmarkStepsWriter(b *testing.B) {
 	b.ResetTimer()
 	go func() {
 		for i := range b.N {
-			w.Submit(&rank.StepUpdate{User: users[i%len(users)], Day: day, Steps: int64(i), ReachedMs: base + int64(i%1000), Region: regions[i%5]}, ack)
+			w.Submit(&board.StepUpdate{User: users[i%len(users)], Day: day, Steps: int64(i), ReachedMs: base + int64(i%1000), Region: regions[i%5]}, ack)
 		}
 	}()
 	for range b.N {

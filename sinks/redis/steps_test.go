@@ -14,8 +14,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/rankstream/rankstream/internal/board"
 	"github.com/rankstream/rankstream/internal/obs"
-	"github.com/rankstream/rankstream/internal/rank"
 	"github.com/rankstream/rankstream/internal/testenv"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 )
@@ -77,10 +77,10 @@ func waitAcks(t *testing.T, a *acks, n int) {
 func TestStepsWriterWritesValuesAndBoards(t *testing.T) {
 	rdb := testenv.Redis(t)
 	w := runWriter(t, rdb, rsredis.StepsOptions{Interval: 20 * time.Millisecond})
-	day := rank.Day(20261130)
+	day := board.Day(20261130)
 	base := day.FirstInstant().UnixMilli() + 20*3600*1000
 	var a acks
-	updates := []*rank.StepUpdate{
+	updates := []*board.StepUpdate{
 		{User: "alice", Day: day, Steps: 500, ReachedMs: base + 10, Region: "eu"},
 		{User: "bob", Day: day, Steps: 500, ReachedMs: base + 5, Region: "eu"},
 		nil, // a dead-lettered record: nothing to write, but its ack keeps its place
@@ -100,10 +100,10 @@ func TestStepsWriterWritesValuesAndBoards(t *testing.T) {
 	}
 	ctx := context.Background()
 	for user, want := range map[string]string{"alice": "700", "bob": "500", "carol": "900"} {
-		if got := rdb.Get(ctx, rank.StepKey(day, user)).Val(); got != want {
+		if got := rdb.Get(ctx, rsredis.StepKey(day, user)).Val(); got != want {
 			t.Errorf("step key of %s = %q, want %s", user, got, want)
 		}
-		ttl := rdb.TTL(ctx, rank.StepKey(day, user)).Val()
+		ttl := rdb.TTL(ctx, rsredis.StepKey(day, user)).Val()
 		if ttl <= 0 {
 			t.Errorf("step key of %s has no TTL", user)
 		}
@@ -111,17 +111,17 @@ func TestStepsWriterWritesValuesAndBoards(t *testing.T) {
 	order := func(key string) []string {
 		return rdb.ZRangeArgs(ctx, goredis.ZRangeArgs{Key: key, Start: 0, Stop: -1, Rev: true}).Val()
 	}
-	if got := order(rank.StepsGlobalBoard(day)); !equal(got, []string{"carol", "alice", "bob"}) {
+	if got := order(rsredis.StepsGlobalBoard(day)); !equal(got, []string{"carol", "alice", "bob"}) {
 		t.Errorf("global board %v", got)
 	}
-	if got := order(rank.StepsRegionBoard("eu", day)); !equal(got, []string{"bob"}) {
+	if got := order(rsredis.StepsRegionBoard("eu", day)); !equal(got, []string{"bob"}) {
 		t.Errorf("eu board %v: alice moved to us", got)
 	}
-	if got := order(rank.StepsRegionBoard("us", day)); !equal(got, []string{"carol", "alice"}) {
+	if got := order(rsredis.StepsRegionBoard("us", day)); !equal(got, []string{"carol", "alice"}) {
 		t.Errorf("us board %v", got)
 	}
-	score := rdb.ZScore(ctx, rank.StepsGlobalBoard(day), "carol").Val()
-	if s, r := rank.DayComposite(day).Decode(score); s != 900 || r != base {
+	score := rdb.ZScore(ctx, rsredis.StepsGlobalBoard(day), "carol").Val()
+	if s, r := board.DayComposite(day).Decode(score); s != 900 || r != base {
 		t.Errorf("carol's composite decodes to %d@%d", s, r)
 	}
 }
@@ -132,20 +132,20 @@ func TestStepsWriterWritesValuesAndBoards(t *testing.T) {
 func TestStepsWriterRemovesLeftRegionsOnEveryUpdate(t *testing.T) {
 	rdb := testenv.Redis(t)
 	w := runWriter(t, rdb, rsredis.StepsOptions{Interval: 20 * time.Millisecond})
-	day := rank.Day(20261130)
+	day := board.Day(20261130)
 	ctx := context.Background()
-	rdb.ZAdd(ctx, rank.StepsRegionBoard("eu-west", day), goredis.Z{Score: 1, Member: "alice"}, goredis.Z{Score: 1, Member: "bob"})
-	rdb.ZAdd(ctx, rank.StepsRegionBoard("asia", day), goredis.Z{Score: 1, Member: "alice"})
+	rdb.ZAdd(ctx, rsredis.StepsRegionBoard("eu-west", day), goredis.Z{Score: 1, Member: "alice"}, goredis.Z{Score: 1, Member: "bob"})
+	rdb.ZAdd(ctx, rsredis.StepsRegionBoard("asia", day), goredis.Z{Score: 1, Member: "alice"})
 	var a acks
-	w.Submit(&rank.StepUpdate{User: "alice", Day: day, Steps: 200, ReachedMs: day.FirstInstant().UnixMilli(), Region: "us-east", Left: []string{"asia", "eu-west"}}, a.done(0))
+	w.Submit(&board.StepUpdate{User: "alice", Day: day, Steps: 200, ReachedMs: day.FirstInstant().UnixMilli(), Region: "us-east", Left: []string{"asia", "eu-west"}}, a.done(0))
 	waitAcks(t, &a, 1)
-	if got := rdb.ZRange(ctx, rank.StepsRegionBoard("eu-west", day), 0, -1).Val(); !equal(got, []string{"bob"}) {
+	if got := rdb.ZRange(ctx, rsredis.StepsRegionBoard("eu-west", day), 0, -1).Val(); !equal(got, []string{"bob"}) {
 		t.Errorf("eu-west board %v, want only bob", got)
 	}
-	if n := rdb.Exists(ctx, rank.StepsRegionBoard("asia", day)).Val(); n != 0 {
+	if n := rdb.Exists(ctx, rsredis.StepsRegionBoard("asia", day)).Val(); n != 0 {
 		t.Errorf("asia board still exists")
 	}
-	if got := rdb.ZRange(ctx, rank.StepsRegionBoard("us-east", day), 0, -1).Val(); !equal(got, []string{"alice"}) {
+	if got := rdb.ZRange(ctx, rsredis.StepsRegionBoard("us-east", day), 0, -1).Val(); !equal(got, []string{"alice"}) {
 		t.Errorf("us-east board %v", got)
 	}
 }
@@ -153,14 +153,14 @@ func TestStepsWriterRemovesLeftRegionsOnEveryUpdate(t *testing.T) {
 func TestStepsWriterTieGoesToWhoReachedFirst(t *testing.T) {
 	rdb := testenv.Redis(t)
 	w := runWriter(t, rdb, rsredis.StepsOptions{Interval: 20 * time.Millisecond})
-	day := rank.Day(20261130)
+	day := board.Day(20261130)
 	base := day.FirstInstant().UnixMilli() + 3600*1000
 	var a acks
 	// zed reached 1000 one millisecond before amy: zed ranks first despite the member order.
-	w.Submit(&rank.StepUpdate{User: "amy", Day: day, Steps: 1000, ReachedMs: base + 1}, a.done(0))
-	w.Submit(&rank.StepUpdate{User: "zed", Day: day, Steps: 1000, ReachedMs: base}, a.done(1))
+	w.Submit(&board.StepUpdate{User: "amy", Day: day, Steps: 1000, ReachedMs: base + 1}, a.done(0))
+	w.Submit(&board.StepUpdate{User: "zed", Day: day, Steps: 1000, ReachedMs: base}, a.done(1))
 	waitAcks(t, &a, 2)
-	if got := rdb.ZRangeArgs(context.Background(), goredis.ZRangeArgs{Key: rank.StepsGlobalBoard(day), Start: 0, Stop: -1, Rev: true}).Val(); !equal(got, []string{"zed", "amy"}) {
+	if got := rdb.ZRangeArgs(context.Background(), goredis.ZRangeArgs{Key: rsredis.StepsGlobalBoard(day), Start: 0, Stop: -1, Rev: true}).Val(); !equal(got, []string{"zed", "amy"}) {
 		t.Fatalf("board %v, want zed first", got)
 	}
 }
@@ -178,10 +178,10 @@ func TestStepsWriterHoldsAcksWhileRedisIsDown(t *testing.T) {
 
 	proxy.SetDown(true)
 	w := runWriter(t, rdb, rsredis.StepsOptions{Interval: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond})
-	day := rank.Day(20261130)
+	day := board.Day(20261130)
 	var a acks
 	for i := range 50 {
-		w.Submit(&rank.StepUpdate{User: "u" + string(rune('a'+i%26)), Day: day, Steps: int64(i), ReachedMs: day.FirstInstant().UnixMilli()}, a.done(i))
+		w.Submit(&board.StepUpdate{User: "u" + string(rune('a'+i%26)), Day: day, Steps: int64(i), ReachedMs: day.FirstInstant().UnixMilli()}, a.done(i))
 	}
 	time.Sleep(1500 * time.Millisecond)
 	if n := a.count(); n != 0 {
@@ -194,7 +194,7 @@ func TestStepsWriterHoldsAcksWhileRedisIsDown(t *testing.T) {
 			t.Fatalf("ack %d = record %d (err %v): want submission order without errors", i, got, a.errs[i])
 		}
 	}
-	if n := real.ZCard(context.Background(), rank.StepsGlobalBoard(day)).Val(); n != 26 {
+	if n := real.ZCard(context.Background(), rsredis.StepsGlobalBoard(day)).Val(); n != 26 {
 		t.Fatalf("board has %d members after recovery, want 26", n)
 	}
 }
@@ -217,10 +217,10 @@ func TestStepsWriterAcknowledgesNothingAfterAFailedWrite(t *testing.T) {
 	proxy.SetDown(true)
 	failures := obs.SinkWriteErrors.WithLabelValues("redis-steps")
 	before := counterValue(failures)
-	day := rank.Day(20261130)
+	day := board.Day(20261130)
 	var a acks
 	submit := func(i int) {
-		w.Submit(&rank.StepUpdate{User: fmt.Sprint("u", i), Day: day, Steps: int64(i), ReachedMs: day.FirstInstant().UnixMilli()}, a.done(i))
+		w.Submit(&board.StepUpdate{User: fmt.Sprint("u", i), Day: day, Steps: int64(i), ReachedMs: day.FirstInstant().UnixMilli()}, a.done(i))
 	}
 	for i := range 3 {
 		submit(i) // the batch whose write will fail

@@ -1,0 +1,130 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	rsredis "github.com/rankstream/rankstream/sinks/redis"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/rankstream/rankstream/internal/obs"
+)
+
+// Paging limits of the contract.
+const (
+	MaxLimit     = 100
+	MaxOffset    = 1000
+	MaxNeighbors = 50
+	defaultLimit = 20
+	// DefaultRedisTimeout is the default deadline of all the Redis calls of one request.
+	DefaultRedisTimeout = 500 * time.Millisecond
+	// maxReason bounds an error message in a response.
+	maxReason = 512
+)
+
+// Server answers the query API from Redis.
+type Server struct {
+	store   *rsredis.Reader
+	ready   func() error // besides Redis, for /readyz (WithReady)
+	log     *slog.Logger
+	mux     *http.ServeMux
+	hot     *hotCache
+	timeout time.Duration
+	errLog  obs.LogLimiter
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithRedisTimeout sets the deadline of all the Redis calls of one request, overriding the
+// default of DefaultRedisTimeout (500 ms): a request that Redis does not answer within it gets
+// 503 with Retry-After. Give the Reader's client the same bound (sinks/redis.OpenReader) so that no network
+// read or wait for a pooled connection outlives it.
+func WithRedisTimeout(d time.Duration) Option {
+	return func(s *Server) {
+		if d > 0 {
+			s.timeout = d
+		}
+	}
+}
+
+// WithReady makes /readyz also require ready to return nil, besides Redis answering: e.g. the
+// processors' supervisor of a process that serves the API beside them (rankstream dev).
+func WithReady(ready func() error) Option {
+	return func(s *Server) { s.ready = ready }
+}
+
+// New returns a server reading from store.
+func New(store *rsredis.Reader, log *slog.Logger, opts ...Option) *Server {
+	s := &Server{store: store, log: log, hot: &hotCache{ttl: DefaultHotCacheTTL}, timeout: DefaultRedisTimeout}
+	for _, o := range opts {
+		o(s)
+	}
+	s.mux = obs.Mux(func(ctx context.Context) error {
+		if s.ready != nil {
+			if err := s.ready(); err != nil {
+				return err
+			}
+		}
+		return store.Ping(ctx)
+	})
+	s.route("GET /v1/boards/steps", s.stepsBoard)
+	s.route("GET /v1/boards/steps/members/{member}", s.stepsMember)
+	s.route("GET /v1/hot/search", s.hotSearch)
+	return s
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// apiError is an error with an HTTP status.
+type apiError struct {
+	code int
+	msg  string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func badRequest(msg string) error { return &apiError{http.StatusBadRequest, msg} }
+
+// route wraps a handler that returns a value or an error with a deadline for its Redis
+// calls, JSON encoding, metrics and logs. Errors that are not an *apiError are Redis failures:
+// 503 with Retry-After and a short reason, logged at most once a second.
+func (s *Server) route(pattern string, h func(context.Context, *http.Request) (any, error)) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
+		v, err := h(ctx, r)
+		cancel()
+		code := http.StatusOK
+		if err != nil {
+			var ae *apiError
+			if !errors.As(err, &ae) {
+				ae = s.unavailable(r, err)
+			}
+			code = ae.code
+			if code == http.StatusServiceUnavailable {
+				w.Header().Set("Retry-After", "1")
+			}
+			v = map[string]string{"error": cut(ae.msg, maxReason)}
+		}
+		obs.WriteJSON(w, code, v)
+		obs.HTTPRequests.WithLabelValues(pattern, strconv.Itoa(code)).Inc()
+		obs.HTTPSeconds.WithLabelValues(pattern).Observe(time.Since(start).Seconds())
+	})
+}
+
+// unavailable is the answer to a failed Redis read: 503 with a short reason. The full error
+// goes to the log, at most once a second (with the count of those not logged).
+func (s *Server) unavailable(r *http.Request, err error) *apiError {
+	if r.Context().Err() != nil { // the client went away: nothing to tell anyone
+		return &apiError{http.StatusServiceUnavailable, "request cancelled"}
+	}
+	s.errLog.Log(r.Context(), s.log, slog.LevelError, "query: redis read failed", "path", r.URL.Path, "err", err)
+	if rsredis.IsTimeout(err) {
+		return &apiError{http.StatusServiceUnavailable, fmt.Sprintf("redis did not answer within %s; retry", s.timeout)}
+	}
+	return &apiError{http.StatusServiceUnavailable, "redis unavailable; retry"}
+}

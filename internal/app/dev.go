@@ -1,0 +1,150 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/lovoo/goka"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/rankstream/rankstream/internal/api"
+	"github.com/rankstream/rankstream/internal/kafka"
+	"github.com/rankstream/rankstream/internal/loadgen"
+	"github.com/rankstream/rankstream/processors/steps"
+	rsredis "github.com/rankstream/rankstream/sinks/redis"
+	"github.com/rankstream/rankstream/topics"
+)
+
+// DevConfig is what `rankstream dev` runs: the whole pipeline on one machine, on an embedded
+// Kafka broker (kfake) and, unless RedisAddr names a real one, embedded Redis (miniredis).
+type DevConfig struct {
+	Pipeline    Pipeline // Kafka.Brokers, Kafka.StateDir, Redis and Log are set by Dev
+	KafkaListen string   // address of the embedded broker (port 0 picks a free one)
+	// DataDir holds the embedded broker's data and the tables' state; "" keeps them in memory.
+	DataDir      string
+	RedisAddr    string // "" runs miniredis
+	HTTPAddr     string // query API, metrics, health
+	RedisTimeout time.Duration
+	Demo         bool    // generate demo traffic
+	DemoRate     float64 // demo step reports (and search queries) per second
+	DemoUsers    int
+}
+
+// Dev runs the pipeline, the query API and the demo traffic until ctx ends, printing the
+// addresses to stdout once the API listens.
+func Dev(ctx context.Context, cfg DevConfig, stdout io.Writer, log *slog.Logger) error {
+	kafkaDir := ""
+	if cfg.DataDir != "" {
+		kafkaDir = filepath.Join(cfg.DataDir, "kafka")
+	}
+	cluster, err := EmbeddedKafka(cfg.KafkaListen, kafkaDir, cfg.Pipeline.Kafka.Partitions)
+	if err != nil {
+		return err
+	}
+	defer cluster.Close()
+
+	redisAddr := cfg.RedisAddr
+	if redisAddr == "" {
+		mr, err := EmbeddedRedis("127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		defer mr.Close()
+		redisAddr = mr.Addr()
+	}
+	rdb, err := rsredis.Open(redisAddr)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	CheckRedis(ctx, rdb, redisAddr, log)
+	// The query API reads through a client of its own, bounded by RedisTimeout.
+	qdb, err := rsredis.OpenReader(redisAddr, cfg.RedisTimeout)
+	if err != nil {
+		return err
+	}
+	defer qdb.Close()
+
+	p := cfg.Pipeline
+	p.Redis, p.Log = rdb, log
+	p.Kafka.Brokers = cluster.ListenAddrs()
+	p.Kafka.StateDir = ""
+	if cfg.DataDir != "" {
+		p.Kafka.StateDir = filepath.Join(cfg.DataDir, "state")
+	}
+	kc := p.Kafka
+	if err := EnsureTopics(ctx, kc, true, log); err != nil {
+		return err
+	}
+	if cfg.RedisAddr == "" {
+		// miniredis starts empty: replay the retained steps reports so the boards come back.
+		// The writes are absolute values, so replaying over the kept table state is exact. The
+		// hot groups need no replay: their windows come back from their checkpoints, and the
+		// next snapshot (one slide later) refills hot:search:latest.
+		if _, err := kc.ResetOffsets(ctx, kc.Names.Group(steps.Group), kc.Names.Stream(topics.StepsReported), time.Time{}); err != nil {
+			return err
+		}
+	}
+
+	sup := kafka.NewSupervisor(log)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return Supervise(gctx, sup, p.Units()) })
+	g.Go(func() error {
+		qapi := api.New(rsredis.NewReader(qdb), log, api.WithRedisTimeout(cfg.RedisTimeout), api.WithReady(sup.Ready))
+		return ServeHTTP(gctx, cfg.HTTPAddr, qapi, log, func(a net.Addr) {
+			fmt.Fprintf(stdout, "rankstream dev is running\n  Kafka (kfake):  %s\n  Redis:          %s\n  query API:      http://%s/v1/boards/steps?limit=10\n  hot search:     http://%s/v1/hot/search?k=10\n  metrics:        http://%s/metrics\n",
+				strings.Join(kc.Brokers, ","), redisAddr, a, a, a)
+		})
+	})
+	if cfg.Demo {
+		g.Go(func() error {
+			gen, err := demoSearch()
+			if err != nil {
+				return err
+			}
+			return demoProduce(gctx, kc, topics.SearchQueries, cfg.DemoRate, gen.Next, log)
+		})
+		g.Go(func() error {
+			gen, err := loadgen.NewSteps(loadgen.StepsConfig{Users: cfg.DemoUsers, DupRatio: 0.05, StaleRatio: 0.05, Seed: uint64(time.Now().UnixNano())})
+			if err != nil {
+				return err
+			}
+			return demoProduce(gctx, kc, topics.StepsReported, cfg.DemoRate, gen.Next, log)
+		})
+	}
+	return g.Wait()
+}
+
+// demoSearch generates search queries: a Zipf vocabulary plus two planted terms whose
+// popularity rises and falls over ten minutes, so the hot list moves while you watch.
+func demoSearch() (*loadgen.Search, error) {
+	now := time.Now()
+	return loadgen.NewSearch(loadgen.SearchConfig{
+		Terms: 2_000, Skew: 1.0, VariantRatio: 0.2, Seed: uint64(now.UnixNano()),
+		Trends: []loadgen.Trend{
+			{Term: "black friday deals", Peak: now.Add(3 * time.Minute), Width: 5 * time.Minute, Share: 0.08},
+			{Term: "snow storm", Peak: now.Add(8 * time.Minute), Width: 5 * time.Minute, Share: 0.08},
+		},
+	})
+}
+
+// demoProduce sends what next generates into the stream at rate records per second until ctx
+// ends.
+func demoProduce(ctx context.Context, kc kafka.Config, stream goka.Stream, rate float64, next func(time.Time) []loadgen.Record, log *slog.Logger) error {
+	cl, err := kc.Client(kgo.ProducerLinger(10 * time.Millisecond))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	_, err = loadgen.Produce(ctx, cl, loadgen.ProduceConfig{
+		Topic: string(kc.Names.Stream(stream)), Rate: rate, Progress: 30 * time.Second,
+	}, next, log)
+	return err
+}

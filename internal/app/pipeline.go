@@ -1,0 +1,154 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/rankstream/rankstream/processors/history"
+	"github.com/rankstream/rankstream/processors/hot"
+	"github.com/rankstream/rankstream/processors/hotmerge"
+	"github.com/rankstream/rankstream/topics"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/rankstream/rankstream/internal/kafka"
+	"github.com/rankstream/rankstream/internal/obs"
+	"github.com/rankstream/rankstream/processors/steps"
+	rsredis "github.com/rankstream/rankstream/sinks/redis"
+)
+
+// shutdownGrace is how long a sink keeps retrying after shutdown began; records it could not
+// store by then stay uncommitted and are processed again after the restart.
+const shutdownGrace = 10 * time.Second
+
+// Pipeline is every processor of rankstream with its stores: what `process` and `dev` run.
+type Pipeline struct {
+	Kafka kafka.Config
+	Steps StepsConfig
+	Hot   hot.Config      // Names, Partitions and Log are the pipeline's (Units sets them)
+	Merge hotmerge.Config // likewise
+	// Redis is where the boards and the hot-search snapshot go.
+	Redis goredis.UniversalClient
+	// History, when not nil, stores every hot-search snapshot (through hot.history).
+	History history.Store
+	Log     *slog.Logger
+}
+
+// StepsConfig shapes the steps processor and its Redis sink.
+type StepsConfig struct {
+	Rules topics.StepRules
+	// Coalesce is how long Redis writes are coalesced per user and day before a flush.
+	Coalesce time.Duration
+	// MaxPending is how many records may wait for a Redis flush before the processor stops
+	// consuming (backpressure while Redis is slow or down).
+	MaxPending int
+}
+
+// Units returns the units of every processor, each run by a kafka.Supervisor: steps with its
+// Redis sink, hot, hot-merge and, with a history store, hot-history.
+func (p Pipeline) Units() []Unit {
+	p.Hot.Names, p.Hot.Partitions, p.Hot.Log = p.Kafka.Names, p.Kafka.Partitions, p.Log
+	p.Merge.Names, p.Merge.Partitions, p.Merge.Log = p.Kafka.Names, p.Kafka.Partitions, p.Log
+	kc, log := p.Kafka, p.Log
+	units := []Unit{
+		{string(steps.Group), p.runSteps},
+		{string(hot.Group), func(ctx context.Context) error {
+			return hot.Run(ctx, p.Hot, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(hot.Group), log)...)
+		}},
+		{string(hotmerge.Group), func(ctx context.Context) error {
+			pub := Publisher{Redis: rsredis.NewHotWriter(p.Redis)}
+			if p.History != nil {
+				q, err := history.NewQueue(kc)
+				if err != nil {
+					return err
+				}
+				defer q.Close()
+				pub.History = q
+			}
+			return hotmerge.Run(ctx, p.Merge, pub, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(hotmerge.Group), log)...)
+		}},
+	}
+	if p.History != nil {
+		units = append(units, Unit{string(history.Group), func(ctx context.Context) error {
+			return history.Run(ctx, kc, p.History, log)
+		}})
+	}
+	return units
+}
+
+// runSteps runs the steps processor and its Redis sink until ctx ends. The sink
+// outlives the processor: the processor waits for its in-flight records on shutdown, and
+// only the sink can complete them. If the sink could not write everything it was handed
+// (Redis down past the shutdown grace), the error says so and wraps ErrSinkFailed: those
+// records are not committed, and a restart must create processor and sink anew.
+func (p Pipeline) runSteps(ctx context.Context) error {
+	kc, log := p.Kafka, p.Log
+	sink := rsredis.NewStepsWriter(p.Redis, rsredis.StepsOptions{Interval: p.Steps.Coalesce, MaxPending: p.Steps.MaxPending, Retention: p.Steps.Rules.Retention, Logger: log})
+	sinkCtx, stopSink := context.WithCancel(context.WithoutCancel(ctx))
+	defer context.AfterFunc(ctx, func() { time.AfterFunc(shutdownGrace, stopSink) })()
+	sinkDone := make(chan error, 1)
+	go func() { sinkDone <- sink.Run(sinkCtx) }()
+
+	cfg := steps.Config{Names: kc.Names, Rules: p.Steps.Rules, Sink: sink, Log: log}
+	err := steps.Run(ctx, cfg, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(steps.Group), log)...)
+	stopSink()
+	sinkErr := <-sinkDone
+	if sinkErr == nil {
+		sinkErr = sink.Err()
+	}
+	if sinkErr != nil {
+		// %v, not %w: the cause often wraps context.Canceled (the grace ended the retries),
+		// which must not read as a normal shutdown (exit status 0).
+		return fmt.Errorf("%w: %v", ErrSinkFailed, errors.Join(sinkErr, err))
+	}
+	return err
+}
+
+// ErrSinkFailed marks a steps pipeline that stopped with records its sink did not write.
+var ErrSinkFailed = fmt.Errorf("steps pipeline: the redis sink did not write every record (restart processor and sink together): %w", kafka.ErrUnwritten)
+
+// CheckRedis tells at start-up when Redis does not answer. That ends nothing: the sinks retry
+// their writes with backoff (offsets stay uncommitted), the query API answers 503 and /readyz
+// is false until Redis answers.
+func CheckRedis(ctx context.Context, rdb goredis.UniversalClient, addr string, log *slog.Logger) {
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := rdb.Ping(pctx).Err(); err != nil {
+		log.Warn("redis: not answering at start-up; writes are retried and reads answer 503 until it does",
+			"redis", addr, "err", err)
+	}
+}
+
+// ServeHTTP serves h on addr with obs.DefaultServerLimits (timeouts, a cap on concurrent
+// requests) until ctx ends, then shuts down gracefully. started receives the bound address
+// (useful with port 0).
+func ServeHTTP(ctx context.Context, addr string, h http.Handler, log *slog.Logger, started func(net.Addr)) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("http: listen on %s: %w", addr, err)
+	}
+	if started != nil {
+		started(ln.Addr())
+	}
+	srv := obs.NewServer(h, obs.DefaultServerLimits)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("http: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		<-gctx.Done()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		log.Info("http: shutting down", "addr", ln.Addr().String())
+		return srv.Shutdown(sctx)
+	})
+	return g.Wait()
+}

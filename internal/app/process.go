@@ -1,0 +1,63 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/rankstream/rankstream/internal/kafka"
+	"github.com/rankstream/rankstream/internal/obs"
+	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
+	rsredis "github.com/rankstream/rankstream/sinks/redis"
+)
+
+// ProcessConfig is what `rankstream process` runs: the processors against real brokers.
+type ProcessConfig struct {
+	Pipeline  Pipeline // Redis, History and Log are set by Process
+	RedisAddr string
+	HTTPAddr  string // /metrics, /healthz, /readyz
+	// CreateTopics creates missing topics at start (otherwise they are only verified).
+	CreateTopics bool
+	// History, when not nil, opens the ClickHouse sink of the hot-search history.
+	History func() (*rsclickhouse.Sink, error)
+}
+
+// Process runs the processors until ctx ends or one fails in a way a restart cannot heal.
+func Process(ctx context.Context, cfg ProcessConfig, log *slog.Logger) error {
+	rdb, err := rsredis.Open(cfg.RedisAddr)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	CheckRedis(ctx, rdb, cfg.RedisAddr, log)
+
+	p := cfg.Pipeline
+	p.Redis, p.Log = rdb, log
+	// The history store is not pinged: one that is down at start-up delays history (its writer
+	// retries), not the processors.
+	if cfg.History != nil {
+		hist, err := cfg.History()
+		if err != nil {
+			return err
+		}
+		defer hist.Close()
+		p.History = History{Sink: hist}
+	}
+
+	sup := kafka.NewSupervisor(log)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		mux := obs.Mux(func(ctx context.Context) error { return errors.Join(sup.Ready(), rdb.Ping(ctx).Err()) })
+		return ServeHTTP(gctx, cfg.HTTPAddr, mux, log, nil)
+	})
+	g.Go(func() error {
+		if err := EnsureTopics(gctx, p.Kafka, cfg.CreateTopics, log); err != nil {
+			return err
+		}
+		return Supervise(gctx, sup, p.Units())
+	})
+	log.Info("processing", "brokers", p.Kafka.Brokers, "redis", cfg.RedisAddr, slog.String("http", cfg.HTTPAddr))
+	return g.Wait()
+}

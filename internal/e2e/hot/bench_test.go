@@ -1,0 +1,331 @@
+package hote2e
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"github.com/rankstream/rankstream/processors/hotmerge"
+	"io"
+	"log/slog"
+	"math"
+	"slices"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lovoo/goka"
+	goredis "github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/rankstream/rankstream/internal/app"
+	"github.com/rankstream/rankstream/internal/kafka"
+	"github.com/rankstream/rankstream/internal/loadgen"
+	"github.com/rankstream/rankstream/internal/testenv"
+	"github.com/rankstream/rankstream/processors/history"
+	"github.com/rankstream/rankstream/processors/hot"
+	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
+	rsredis "github.com/rankstream/rankstream/sinks/redis"
+	"github.com/rankstream/rankstream/topics"
+)
+
+// BenchmarkHotThroughput measures, on the real broker, redis-server and clickhouse-server,
+// queries per second through the whole hot-search path (search.queries → group hot → loop
+// topic → sketch windows → hot.partials → group hot-merge → topk_history and
+// hot:search:latest), beside the raw franz-go consume rate of the same topic. The queries are
+// produced first, 4 minutes of event time (48 windows to close and publish); the pipeline then
+// catches up with that backlog, timed from the hot group's first callback until its committed
+// offsets cover every query and Redis holds the snapshot of the last window the data lets
+// close; cpu-us/query is this process's CPU time over the same interval per query.
+// Run it once: -benchtime 1x.
+func BenchmarkHotThroughput(b *testing.B) {
+	// The span is shorter than the default lookahead (5 min): input partitions read at
+	// different speeds, but none can run so far ahead that its events are dropped.
+	const n, span = 400_000, 4 * time.Minute
+	p := newHotPipeline(b, hot.Config{}) // the defaults: window 1 h, slide 5 s, lateness 2 s
+	gen := newSearchGen(b, time.Now().Add(-time.Hour).Truncate(time.Minute), span)
+	newest := make([]int64, p.kc.Partitions) // per input partition, its latest event time
+	i := 0
+	p.produce(context.Background(), loadgen.ProduceConfig{Count: n}, func(time.Time) []loadgen.Record {
+		ts := gen.start.Add(time.Duration(i) * span / n)
+		i++
+		recs := gen.Next(ts)
+		for _, r := range recs {
+			part := kafka.PartitionOf(r.Key, p.kc.Partitions)
+			newest[part] = max(newest[part], ts.UnixMilli())
+		}
+		return recs
+	})
+	// The windows close up to the slowest input partition's newest event less the lateness.
+	slideMs, lateMs := p.cfg.Slide.Milliseconds(), p.cfg.Lateness.Milliseconds()
+	lastEnd := (slices.Min(newest) - lateMs) / slideMs * slideMs
+
+	var first atomic.Int64 // UnixNano of the hot group's first callback
+	b.ResetTimer()
+	cpu0 := processCPU(b)
+	p.start(goka.WithContextWrapper(func(ctx goka.Context) goka.Context {
+		if first.Load() == 0 {
+			first.CompareAndSwap(0, time.Now().UnixNano())
+		}
+		return ctx
+	}))
+	adm := testenv.KafkaAdmin(b, p.kc.Brokers)
+	testenv.WaitCommitted(b, adm, string(p.kc.Names.Group(hot.Group)), p.topic, n, 5*time.Minute)
+	p.waitPublished(lastEnd, 2*time.Minute)
+	path := float64(n) / time.Since(time.Unix(0, first.Load())).Seconds()
+	cpu := processCPU(b) - cpu0
+	b.StopTimer()
+	// A sanity check, not a proof (TestHotSearchSnapshotsAreExact is): the last snapshot is
+	// full and holds the planted trend.
+	if s, _ := p.latest(); len(s.Items) != 100 || !slices.ContainsFunc(s.Items, func(it topics.TopKItem) bool { return it.Item == "black friday" }) {
+		b.Fatalf("the last snapshot holds %d items, without the planted trend or with it: %+v", len(s.Items), s.Items)
+	}
+
+	raw := testenv.RawConsumeRate(b, p.kc.Brokers, p.topic, n)
+	b.ReportMetric(path, "queries/s")
+	b.ReportMetric(raw, "raw-consume/s")
+	b.ReportMetric(path/raw, "ratio")
+	b.ReportMetric(float64(cpu.Nanoseconds())/1e3/n, "cpu-us/query")
+}
+
+// processCPU is the CPU time (user and system) this process has used so far. Per query, it is
+// steadier than a rate on a machine shared with other work; it leaves out the servers' CPU.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkHotFreshness measures how soon a snapshot is readable: a producer sends queries at
+// a steady rate with event time = now while the pipeline runs live (window 1 min, slide 5 s,
+// lateness 2 s), and for each of the 18 windows closed in the measured 90 s the freshness is
+// the wall-clock time at which Redis first holds its snapshot (or a later one) less the
+// window's end. Redis is polled every 20 ms, independently of the publisher, so a figure
+// includes the Redis write itself and overstates by at most the poll interval. The lateness is
+// part of the freshness by design: a window cannot close before its end plus the lateness.
+// With 18 windows the p99 is the largest. Run it once: -benchtime 1x.
+func BenchmarkHotFreshness(b *testing.B) {
+	const rate, measured, poll = 5_000, 90 * time.Second, 20 * time.Millisecond
+	p := newHotPipeline(b, hot.Config{Window: time.Minute, Slide: 5 * time.Second})
+	gen := newSearchGen(b, time.Now(), 2*time.Minute)
+	p.start()
+	ctx, cancel := context.WithCancel(context.Background())
+	produced := make(chan error, 1)
+	go func() { produced <- p.produceErr(ctx, loadgen.ProduceConfig{Rate: rate}, gen.Next) }()
+	defer func() {
+		cancel()
+		if err := <-produced; err != nil {
+			b.Errorf("producer: %v", err)
+		}
+	}()
+
+	// The first snapshot ends the warm-up (group start-up, the first windows, which input
+	// partitions joined late do not describe); the windows after it are measured.
+	startEnd := p.waitPublished(1, 2*time.Minute)
+	slide := p.cfg.Slide.Milliseconds()
+	want := int(measured.Milliseconds() / slide)
+	var fresh []float64 // ms
+	skipped := 0
+	b.ResetTimer()
+	last := startEnd
+	deadline := time.Now().Add(measured + time.Minute)
+	for len(fresh) < want {
+		if time.Now().After(deadline) {
+			b.Fatalf("%d of %d windows published in %s", len(fresh), want, measured+time.Minute)
+		}
+		p.checkRunning()
+		time.Sleep(poll)
+		end, ok := p.latestEnd()
+		if !ok || end <= last {
+			continue
+		}
+		now := time.Now().UnixMilli()
+		for w := last + slide; w <= end && len(fresh) < want; w += slide {
+			fresh = append(fresh, float64(now-w))
+			if w < end {
+				skipped++ // a later window was seen first: this one was published late or never
+			}
+		}
+		last = end
+	}
+	b.StopTimer()
+	slices.Sort(fresh)
+	b.ReportMetric(percentile(fresh, 0.50), "fresh-p50-ms")
+	b.ReportMetric(percentile(fresh, 0.99), "fresh-p99-ms")
+	b.ReportMetric(float64(len(fresh)), "windows")
+	b.ReportMetric(float64(skipped), "skipped")
+}
+
+// percentile is the nearest-rank q-quantile of sorted values.
+func percentile(sorted []float64, q float64) float64 {
+	return sorted[max(0, int(math.Ceil(q*float64(len(sorted))))-1)]
+}
+
+// searchGen is the benchmarks' search stream: loadgen's default vocabulary and users, a fifth
+// of the queries spelled differently, and one trending term peaking halfway through span.
+type searchGen struct {
+	*loadgen.Search
+	start time.Time
+}
+
+func newSearchGen(b *testing.B, start time.Time, span time.Duration) searchGen {
+	gen, err := loadgen.NewSearch(loadgen.SearchConfig{VariantRatio: 0.2, Seed: 7, Trends: []loadgen.Trend{
+		{Term: "black friday", Peak: start.Add(span / 2), Width: span / 4, Share: 0.05},
+	}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return searchGen{gen, start}
+}
+
+// hotPipeline is the hot-search pipeline of one benchmark, run in this process as
+// `rankstream process --history` runs it, on fresh topics under a unique prefix, a Redis
+// database and a ClickHouse database of its own.
+type hotPipeline struct {
+	b       *testing.B
+	kc      kafka.Config
+	cfg     hot.Config
+	rdb     *goredis.Client
+	history *rsclickhouse.Sink
+	topic   string        // search.queries
+	logs    *gatedWriter  // the pipeline's warnings, to the benchmark's output
+	stopped chan struct{} // closed when the pipeline ended (err says why)
+	err     error
+}
+
+// gatedWriter passes writes on until it is closed, then drops them: warnings about work cut
+// short by the benchmark's end are not news.
+type gatedWriter struct {
+	w      io.Writer
+	closed atomic.Bool
+}
+
+func (g *gatedWriter) Write(b []byte) (int, error) {
+	if g.closed.Load() {
+		return len(b), nil
+	}
+	return g.w.Write(b)
+}
+
+func newHotPipeline(b *testing.B, cfg hot.Config) *hotPipeline {
+	brokers := testenv.KafkaBrokers(b)
+	rdb := testenv.Redis(b)
+	kc := kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: testenv.UniqueName(b, "hotbench") + "."}}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := kc.EnsureTopics(ctx, true); err != nil {
+		b.Fatal(err)
+	}
+	_, _, history := openHistory(b, ctx)
+	// The defaults of `rankstream process` (cmd/rankstream/hot.go), unless cfg sets them.
+	cfg.Names, cfg.Partitions = kc.Names, kc.Partitions
+	cfg.Slide = cmp.Or(cfg.Slide, 5*time.Second)
+	cfg.Lateness = cmp.Or(cfg.Lateness, 2*time.Second)
+	// Warnings go to the benchmark's log, printed after its results (benchstat skips them).
+	logs := &gatedWriter{w: b.Output()}
+	cfg.Log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	return &hotPipeline{b: b, kc: kc, cfg: cfg, rdb: rdb, history: history, logs: logs,
+		topic: string(kc.Names.Stream(topics.SearchQueries))}
+}
+
+// produce sends what next generates to search.queries (see loadgen.Produce), failing the
+// benchmark on an error.
+func (p *hotPipeline) produce(ctx context.Context, pc loadgen.ProduceConfig, next func(time.Time) []loadgen.Record) {
+	if err := p.produceErr(ctx, pc, next); err != nil {
+		p.b.Fatal(err)
+	}
+}
+
+// produceErr is produce for a goroutine other than the benchmark's.
+func (p *hotPipeline) produceErr(ctx context.Context, pc loadgen.ProduceConfig, next func(time.Time) []loadgen.Record) error {
+	cl, err := p.kc.Client(kgo.ProducerBatchMaxBytes(2<<20), kgo.ProducerLinger(5*time.Millisecond))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	pc.Topic = p.topic
+	_, err = loadgen.Produce(ctx, cl, pc, next, p.cfg.Log)
+	return err
+}
+
+// start runs the hot group (with hotOpts added to its options) and the merge group, publishing
+// to Redis and, through hot.history and its writer, ClickHouse, as `rankstream process
+// --history` does, until the benchmark ends.
+func (p *hotPipeline) start(hotOpts ...goka.ProcessorOption) {
+	ctx, cancel := context.WithCancel(context.Background())
+	queue, err := history.NewQueue(p.kc)
+	if err != nil {
+		p.b.Fatal(err)
+	}
+	pub := app.Publisher{Redis: rsredis.NewHotWriter(p.rdb), History: queue}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		defer queue.Close()
+		return history.Run(gctx, p.kc, app.History{Sink: p.history}, p.cfg.Log)
+	})
+	g.Go(func() error {
+		opts := append(p.kc.ProcessorOptions(p.kc.Names.Group(hot.Group), p.cfg.Log), hotOpts...)
+		return hot.Run(gctx, p.cfg, p.kc.Brokers, opts...)
+	})
+	g.Go(func() error {
+		mcfg := hotmerge.Config{Names: p.cfg.Names, Partitions: p.cfg.Partitions, K: p.cfg.K, Log: p.cfg.Log}
+		return hotmerge.Run(gctx, mcfg, pub, p.kc.Brokers, p.kc.ProcessorOptions(p.kc.Names.Group(hotmerge.Group), p.cfg.Log)...)
+	})
+	p.stopped = make(chan struct{})
+	go func() {
+		p.err = g.Wait()
+		close(p.stopped)
+	}()
+	p.b.Cleanup(func() {
+		p.logs.closed.Store(true)
+		cancel()
+		<-p.stopped
+		if p.err != nil && !errors.Is(p.err, context.Canceled) {
+			p.b.Errorf("hot pipeline: %v", p.err)
+		}
+	})
+}
+
+// checkRunning fails the benchmark if the pipeline has ended.
+func (p *hotPipeline) checkRunning() {
+	select {
+	case <-p.stopped:
+		p.b.Fatalf("hot pipeline stopped: %v", p.err)
+	default:
+	}
+}
+
+// latest returns the snapshot in hot:search:latest, if there is one.
+func (p *hotPipeline) latest() (topics.TopKSnapshot, bool) {
+	var s topics.TopKSnapshot
+	raw, err := p.rdb.Get(context.Background(), rsredis.HotKey(topics.SearchStream)).Bytes()
+	if err != nil {
+		return s, false
+	}
+	if err := s.UnmarshalJSON(raw); err != nil {
+		p.b.Fatalf("hot:search:latest: %v", err)
+	}
+	return s, true
+}
+
+// latestEnd returns the window end (Unix ms) of the snapshot in hot:search:latest.
+func (p *hotPipeline) latestEnd() (int64, bool) {
+	s, ok := p.latest()
+	return s.WindowEnd.UnixMilli(), ok
+}
+
+// waitPublished waits until Redis holds the snapshot of a window ending at endMs or later and
+// returns that window's end.
+func (p *hotPipeline) waitPublished(endMs int64, timeout time.Duration) int64 {
+	var got int64
+	testenv.WaitFor(p.b, timeout, "the snapshot of the window ending "+time.UnixMilli(endMs).UTC().String(), func() bool {
+		p.checkRunning()
+		end, ok := p.latestEnd()
+		got = end
+		return ok && end >= endMs
+	})
+	return got
+}

@@ -1,0 +1,476 @@
+package hote2e
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	goredis "github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/rankstream/rankstream/internal/kafka"
+	"github.com/rankstream/rankstream/internal/testenv"
+	"github.com/rankstream/rankstream/processors/hot"
+	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
+	"github.com/rankstream/rankstream/topics"
+)
+
+type query struct {
+	term string
+	ms   int64
+}
+
+// generate makes n queries over span of event time from start: a Zipf-like vocabulary plus
+// two planted terms that rise and fall, in time order. Terms are already normalised (the test
+// sends them with random case and spaces, which the pipeline must undo).
+func generate(n int, start time.Time, span time.Duration) []query {
+	rng := rand.New(rand.NewPCG(7, 7))
+	out := make([]query, n)
+	for i := range out {
+		ms := start.UnixMilli() + int64(i)*span.Milliseconds()/int64(n)
+		frac := float64(i) / float64(n)
+		var term string
+		switch p := rng.Float64(); {
+		case p < 0.15*max(0, 1-abs(frac-0.3)/0.2):
+			term = "black friday"
+		case p < 0.15*max(0, 1-abs(frac-0.7)/0.2)+0.001:
+			term = "snow storm"
+		default:
+			// rank k with probability ~ 1/k over 500 terms
+			k := int(500*rng.Float64()*rng.Float64()) + 1
+			term = fmt.Sprintf("term %d", k)
+		}
+		out[i] = query{term: term, ms: ms}
+	}
+	return out
+}
+
+func abs(x float64) float64 { return max(x, -x) }
+
+func spell(rng *rand.Rand, term string) string {
+	if rng.IntN(4) == 0 {
+		return "  " + strings.ToUpper(term[:1]) + term[1:] + " "
+	}
+	return term
+}
+
+type row struct {
+	WindowEnd time.Time `ch:"window_end"`
+	Rank      uint32    `ch:"rank"`
+	Item      string    `ch:"item"`
+	Count     uint64    `ch:"count"`
+	Error     uint64    `ch:"error"`
+	Missing   int64     `ch:"missing"` // partitions the snapshot missed
+}
+
+// run is one pipeline run's stores: a ClickHouse database and a Redis database of its own.
+type run struct {
+	ch      driver.Conn
+	chDB    string
+	redis   string
+	redisDB int
+}
+
+func newRun(t *testing.T, ctx context.Context) run {
+	conn, chDB, _ := openHistory(t, ctx)
+	addr, db := testenv.RedisAddr(t)
+	return run{ch: conn, chDB: chDB, redis: addr, redisDB: db}
+}
+
+// openHistory returns a ClickHouse database of the test's own, its schema migrated, and a sink
+// on it (closed when the test ends).
+func openHistory(t testing.TB, ctx context.Context) (driver.Conn, string, *rsclickhouse.Sink) {
+	t.Helper()
+	conn, db := testenv.ClickHouse(t)
+	sink, err := rsclickhouse.Open(ctx, os.Getenv(testenv.EnvClickHouse), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sink.Close() })
+	if _, err := sink.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return conn, db, sink
+}
+
+// args returns `rankstream process` arguments writing to the run's stores, with the default
+// window, slide, lateness, lookahead and idle time (the later of two equal flags wins: extra
+// may set --partitions and --http).
+func (r run) args(brokers []string, prefix string, extra ...string) []string {
+	return append([]string{"process",
+		"--brokers", strings.Join(brokers, ","), "--redis", fmt.Sprintf("redis://%s/%d", r.redis, r.redisDB),
+		"--topic-prefix", prefix, "--partitions", "8", "--http", "127.0.0.1:0",
+		"--history", "--clickhouse", os.Getenv(testenv.EnvClickHouse), "--clickhouse-database", r.chDB, "--hot-k", "20"}, extra...)
+}
+
+func (r run) rows(t *testing.T, ctx context.Context) []row {
+	var rows []row
+	if err := r.ch.Select(ctx, &rows, "SELECT window_end, rank, item, count, error, "+rsclickhouse.TopKMissingSQL+
+		" AS missing FROM "+r.chDB+".topk_history FINAL WHERE stream = 'search' ORDER BY window_end, rank"); err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// waitAll waits until ClickHouse holds every window up to lastEnd, one slide apart.
+func (r run) waitAll(t *testing.T, ctx context.Context, lastEnd time.Time, procs ...*testenv.Process) []row {
+	var rows []row
+	testenv.WaitFor(t, 5*time.Minute, "every window up to "+lastEnd.String()+" in ClickHouse", func() bool {
+		for _, p := range procs {
+			if err := p.Exited(); err != nil {
+				t.Fatalf("%s exited: %v\n%s", p.Name, err, p.Output())
+			}
+		}
+		rows = r.rows(t, ctx)
+		return complete(rows) && !rows[len(rows)-1].WindowEnd.Before(lastEnd)
+	})
+	return rows
+}
+
+func (r run) latest(t *testing.T, ctx context.Context) topics.TopKSnapshot {
+	rdb := goredis.NewClient(&goredis.Options{Addr: r.redis, DB: r.redisDB})
+	defer rdb.Close()
+	var s topics.TopKSnapshot
+	raw, err := rdb.Get(ctx, "hot:search:latest").Bytes()
+	if err == nil {
+		err = json.Unmarshal(raw, &s)
+	}
+	if err != nil {
+		t.Fatalf("hot:search:latest: %v %s", err, raw)
+	}
+	s.GeneratedAt = time.Time{}
+	return s
+}
+
+// The window and slide the tests check against: the defaults.
+var (
+	e2eWindow = hot.DefaultConfig().Window
+	e2eSlide  = hot.DefaultConfig().Slide
+)
+
+// TestHotSearch: 300k queries over 90 minutes of event time, with two planted terms that rise and
+// fall, go through `rankstream process` (hot group, merge group, default window, slide,
+// lateness, lookahead and idle time) on the real broker and kfake.
+//   - Every snapshot in ClickHouse holds the exact top 10 of its one-hour window (ties at rank
+//     10 aside), every item's true count lies within its bound, the latest snapshot is in
+//     Redis, and invalid queries are dead-lettered.
+//   - Replay: a replay from offset 0 (hot.Replay) publishes the same snapshots again: the same
+//     rows under FINAL, none extra, the same latest snapshot in Redis.
+//   - Crash: a process killed with SIGKILL mid-stream and started again publishes the same
+//     snapshots as the uninterrupted run (stores of its own).
+//   - Two instances sharing the 8 partitions publish the same snapshots as one.
+func TestHotSearch(t *testing.T) {
+	t.Parallel()
+	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
+		t.Parallel()
+		prefix := testenv.UniqueName(t, "hot") + "."
+		kc := kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}}
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+		defer cancel()
+		if _, err := kc.EnsureTopics(ctx, true); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now().Add(-3 * time.Hour).Truncate(time.Minute)
+		queries := generate(300_000, start, 90*time.Minute)
+		cl, err := kc.Client(kgo.ProducerLinger(5*time.Millisecond), kgo.MaxBufferedRecords(1<<20))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		rng := rand.New(rand.NewPCG(1, 2))
+		topic := string(kc.Names.Stream(topics.SearchQueries))
+		newest := map[int32]int64{}
+		for i, q := range queries {
+			user := fmt.Sprint("u", i%997)
+			v, _ := json.Marshal(map[string]any{"query": spell(rng, q.term), "ts": q.ms, "user_id": user})
+			cl.Produce(ctx, &kgo.Record{Topic: topic, Key: []byte(user), Value: v}, nil)
+			p := kafka.PartitionOf(user, 8)
+			newest[p] = max(newest[p], q.ms)
+		}
+		for _, bad := range []string{`{"query":"   ","ts":1}`, `{"query":"x"}`, `not json`, `{"query":"` + strings.Repeat("a", 300) + `","ts":1}`} {
+			cl.Produce(ctx, &kgo.Record{Topic: topic, Key: []byte("bad"), Value: []byte(bad)}, nil)
+		}
+		if err := cl.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		// Windows close up to the slowest input partition's newest event less the lateness.
+		slowest := slices.Min(slices.Collect(maps.Values(newest)))
+		lastEnd := time.UnixMilli((slowest - 2000) / e2eSlide.Milliseconds() * e2eSlide.Milliseconds())
+
+		first := newRun(t, ctx)
+		began := time.Now()
+		proc := testenv.StartProcess(t, "processor", testenv.Rankstream(t), first.args(brokers, prefix, "--log-level", "warn")...)
+		rows := first.waitAll(t, ctx, lastEnd, proc)
+		t.Logf("uninterrupted run: %d queries, %d rows in %s", len(queries), len(rows), time.Since(began).Round(time.Second))
+		checkExact(t, rows, queries, 1000)
+		latest := first.latest(t, ctx)
+		if latest.WindowEnd.Before(lastEnd) || len(latest.Items) == 0 {
+			t.Fatalf("hot:search:latest is %+v, want the window ending %s", latest, lastEnd)
+		}
+		ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, string(kc.Names.Stream(topics.DLQ)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dead int64
+		ends.Each(func(o kadm.ListedOffset) { dead += o.Offset })
+		if dead != 4 {
+			t.Fatalf("%d dead letters, want 4", dead)
+		}
+		stop(t, proc)
+
+		t.Run("replay", func(t *testing.T) {
+			if err := hot.Replay(ctx, kc); err != nil {
+				t.Fatal(err)
+			}
+			restart := time.Now().UnixMilli()
+			proc := testenv.StartProcess(t, "replay", testenv.Rankstream(t), first.args(brokers, prefix, "--log-level", "warn")...)
+			testenv.WaitFor(t, 5*time.Minute, "every snapshot published again", func() bool {
+				var v []struct {
+					V uint64 `ch:"v"`
+				}
+				err := first.ch.Select(ctx, &v, "SELECT min(v) AS v FROM (SELECT window_end, max("+rsclickhouse.TopKGeneratedAtSQL+
+					") AS v FROM "+first.chDB+".topk_history GROUP BY window_end)")
+				return err == nil && len(v) == 1 && v[0].V >= uint64(restart)
+			})
+			sameSnapshots(t, rows, first.rows(t, ctx), queries)
+			sameLatest(t, latest, first.latest(t, ctx), queries)
+			stop(t, proc)
+		})
+
+		t.Run("kill -9", func(t *testing.T) {
+			if err := hot.Replay(ctx, kc); err != nil {
+				t.Fatal(err)
+			}
+			crash := newRun(t, ctx)
+			args := crash.args(brokers, prefix, "--log-level", "info", "--hot-checkpoint", "1s")
+			proc := testenv.StartProcess(t, "doomed", testenv.Rankstream(t), args...)
+			third := rows[len(rows)/3].WindowEnd
+			testenv.WaitFor(t, 5*time.Minute, "a third of the windows published", func() bool {
+				r := crash.rows(t, ctx)
+				return len(r) > 0 && !r[len(r)-1].WindowEnd.Before(third)
+			})
+			proc.Signal(syscall.SIGKILL)
+			_ = proc.Wait()
+			restarted := testenv.StartProcess(t, "restarted", testenv.Rankstream(t), args...)
+			sameSnapshots(t, rows, crash.waitAll(t, ctx, lastEnd, restarted), queries)
+			if !strings.Contains(restarted.Output(), "hot: restored from checkpoint") {
+				t.Fatalf("the restarted process restored no checkpoint:\n%s", restarted.Output())
+			}
+			sameLatest(t, latest, crash.latest(t, ctx), queries)
+			stop(t, restarted)
+		})
+
+		t.Run("two instances", func(t *testing.T) {
+			if err := hot.Replay(ctx, kc); err != nil {
+				t.Fatal(err)
+			}
+			two := newRun(t, ctx)
+			a := testenv.StartProcess(t, "instance-a", testenv.Rankstream(t), two.args(brokers, prefix, "--log-level", "warn")...)
+			b := testenv.StartProcess(t, "instance-b", testenv.Rankstream(t), two.args(brokers, prefix, "--log-level", "warn")...)
+			sameSnapshots(t, rows, two.waitAll(t, ctx, lastEnd, a, b), queries)
+			sameLatest(t, latest, two.latest(t, ctx), queries)
+			stop(t, a)
+			stop(t, b)
+		})
+	})
+}
+
+func stop(t *testing.T, p *testenv.Process) {
+	t.Helper()
+	p.Signal(syscall.SIGTERM)
+	if err := p.Wait(); err != nil {
+		t.Fatalf("%s did not stop cleanly: %v\n%s", p.Name, err, p.Output())
+	}
+}
+
+// checkExact compares every snapshot with exact counts of its window, computed by sliding
+// over the queries (in time order), and wants at least least snapshots.
+func checkExact(t *testing.T, rows []row, queries []query, least int) {
+	t.Helper()
+	byEnd := map[int64][]row{}
+	for _, r := range rows {
+		byEnd[r.WindowEnd.UnixMilli()] = append(byEnd[r.WindowEnd.UnixMilli()], r)
+	}
+	exact := map[string]uint64{}
+	lo, hi := 0, 0
+	for _, endMs := range slices.Sorted(maps.Keys(byEnd)) {
+		for ; hi < len(queries) && queries[hi].ms < endMs; hi++ {
+			exact[queries[hi].term]++
+		}
+		for ; lo < hi && queries[lo].ms < endMs-e2eWindow.Milliseconds(); lo++ {
+			if exact[queries[lo].term]--; exact[queries[lo].term] == 0 {
+				delete(exact, queries[lo].term)
+			}
+		}
+		if len(exact) == 0 {
+			t.Fatalf("a snapshot for the window ending %s, which holds no query", time.UnixMilli(endMs))
+		}
+		counts := slices.SortedFunc(maps.Values(exact), func(a, b uint64) int { return cmp.Compare(b, a) })
+		tenth := counts[min(9, len(counts)-1)]
+		top := map[string]bool{}
+		for _, r := range byEnd[endMs] {
+			if r.Missing != 0 {
+				t.Fatalf("window ending %s: published without %d partitions", time.UnixMilli(endMs), r.Missing)
+			}
+			truth := exact[r.Item]
+			if truth > r.Count || truth < r.Count-r.Error {
+				t.Fatalf("window ending %s: %q true count %d outside [%d, %d]", time.UnixMilli(endMs), r.Item, truth, r.Count-r.Error, r.Count)
+			}
+			if r.Rank <= 10 {
+				if truth < tenth {
+					t.Fatalf("window ending %s: %q at rank %d has %d, below the exact 10th count %d", time.UnixMilli(endMs), r.Item, r.Rank, truth, tenth)
+				}
+				top[r.Item] = true
+			}
+		}
+		for term, c := range exact {
+			if c > tenth && !top[term] {
+				t.Fatalf("window ending %s: %q (%d) is in the exact top 10 but not in the snapshot's", time.UnixMilli(endMs), term, c)
+			}
+		}
+	}
+	t.Logf("%d snapshots checked against exact counts", len(byEnd))
+	if len(byEnd) < least {
+		t.Fatalf("only %d snapshots", len(byEnd))
+	}
+}
+
+// sameSnapshots fails unless got, another run's snapshots over the same queries, holds what
+// every run reproduces (README, "What is reproducible"): the same windows, each complete, with
+// the exact top 10 (checkExact) and every item's true count within its bounds. An item's count
+// and error are bounds from the sketch and may differ between runs.
+func sameSnapshots(t *testing.T, want, got []row, queries []query) {
+	t.Helper()
+	windows := func(rows []row) []int64 {
+		var ends []int64
+		for _, r := range rows {
+			if e := r.WindowEnd.UnixMilli(); len(ends) == 0 || ends[len(ends)-1] != e {
+				ends = append(ends, e)
+			}
+		}
+		return ends
+	}
+	if w, g := windows(want), windows(got); !slices.Equal(w, g) {
+		t.Fatalf("%d windows from %s to %s, want %d from %s to %s", len(g), time.UnixMilli(g[0]), time.UnixMilli(g[len(g)-1]),
+			len(w), time.UnixMilli(w[0]), time.UnixMilli(w[len(w)-1]))
+	}
+	checkExact(t, got, queries, len(windows(want)))
+}
+
+// sameLatest is sameSnapshots for the latest snapshot in Redis.
+func sameLatest(t *testing.T, want, got topics.TopKSnapshot, queries []query) {
+	t.Helper()
+	if !got.WindowStart.Equal(want.WindowStart) || !got.WindowEnd.Equal(want.WindowEnd) || got.Version != want.Version ||
+		!slices.Equal(got.MissingPartitions, want.MissingPartitions) || got.Dropped != want.Dropped || len(got.Items) != len(want.Items) {
+		t.Fatalf("latest snapshot %+v, want the window of %+v", got, want)
+	}
+	rows := make([]row, len(got.Items))
+	for i, it := range got.Items {
+		rows[i] = row{WindowEnd: got.WindowEnd, Rank: uint32(i + 1), Item: it.Item, Count: it.Count, Error: it.Error}
+	}
+	checkExact(t, rows, queries, 1)
+}
+
+// complete tells whether rows (ordered by window end) hold every window from the first to the
+// last, one slide apart.
+func complete(rows []row) bool {
+	if len(rows) == 0 {
+		return false
+	}
+	ends := map[int64]bool{}
+	for _, r := range rows {
+		ends[r.WindowEnd.UnixMilli()] = true
+	}
+	span := rows[len(rows)-1].WindowEnd.Sub(rows[0].WindowEnd)
+	return len(ends) == int(span/e2eSlide)+1
+}
+
+// TestHotSearchIdlePartition: live queries (event time = now) on every input partition but
+// one, which gets no traffic for a minute: snapshots keep coming, complete and fresh, once the
+// silent partition has been idle for --hot-idle, and after it speaks again.
+func TestHotSearchIdlePartition(t *testing.T) {
+	t.Parallel()
+	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
+		t.Parallel()
+		const silent, idle = int32(3), 10 * time.Second
+		prefix := testenv.UniqueName(t, "hotidle") + "."
+		kc := kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		if _, err := kc.EnsureTopics(ctx, true); err != nil {
+			t.Fatal(err)
+		}
+		redisAddr, redisDB := testenv.RedisAddr(t)
+		testenv.StartProcess(t, "processor", testenv.Rankstream(t), "process",
+			"--brokers", strings.Join(brokers, ","), "--redis", fmt.Sprintf("redis://%s/%d", redisAddr, redisDB),
+			"--topic-prefix", prefix, "--partitions", "8", "--http", "127.0.0.1:0", "--log-level", "warn",
+			"--hot-window", "1m", "--hot-slide", "5s", "--hot-idle", idle.String(), "--hot-k", "10")
+		cl, err := kc.Client(kgo.ProducerLinger(5 * time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		rdb := goredis.NewClient(&goredis.Options{Addr: redisAddr, DB: redisDB})
+		defer rdb.Close()
+
+		type sample struct {
+			at   time.Time
+			snap topics.TopKSnapshot
+		}
+		var samples []sample
+		topic := string(kc.Names.Stream(topics.SearchQueries))
+		t0 := time.Now()
+		silenceStart, silenceEnd, end := t0.Add(10*time.Second), t0.Add(70*time.Second), t0.Add(90*time.Second)
+		rng := rand.New(rand.NewPCG(3, 4))
+		for now := time.Now(); now.Before(end); now = time.Now() {
+			for range 4 {
+				user := fmt.Sprint("u", rng.IntN(1000))
+				if kafka.PartitionOf(user, 8) == silent && now.After(silenceStart) && now.Before(silenceEnd) {
+					continue
+				}
+				v, _ := json.Marshal(map[string]any{"query": fmt.Sprint("idle term ", int(10*rng.Float64()*rng.Float64())), "ts": now.UnixMilli(), "user_id": user})
+				cl.Produce(ctx, &kgo.Record{Topic: topic, Key: []byte(user), Value: v}, nil)
+			}
+			if raw, err := rdb.Get(ctx, "hot:search:latest").Bytes(); err == nil {
+				var s topics.TopKSnapshot
+				if err := json.Unmarshal(raw, &s); err != nil {
+					t.Fatal(err)
+				}
+				samples = append(samples, sample{now, s})
+			}
+			time.Sleep(40 * time.Millisecond)
+		}
+		// From when the silent partition has been idle for --hot-idle (plus a slide and the
+		// lateness), the latest snapshot must stay within a slide, the lateness and a margin of
+		// now; without the idle rule it would stay at the silence's start.
+		const maxLag = 10 * time.Second
+		checked := 0
+		for _, s := range samples {
+			if s.at.Before(silenceStart.Add(idle + 10*time.Second)) {
+				continue
+			}
+			if lag := s.at.Sub(s.snap.WindowEnd); lag > maxLag {
+				t.Fatalf("at %s (%s into the silence) the latest snapshot ends at %s: %s behind", s.at.Format(time.TimeOnly),
+					s.at.Sub(silenceStart).Round(time.Second), s.snap.WindowEnd.Format(time.TimeOnly), lag.Round(time.Millisecond))
+			}
+			if len(s.snap.MissingPartitions) > 0 || len(s.snap.Items) == 0 {
+				t.Fatalf("snapshot ending %s: missing %v, %d items", s.snap.WindowEnd, s.snap.MissingPartitions, len(s.snap.Items))
+			}
+			checked++
+		}
+		if checked < 100 {
+			t.Fatalf("only %d samples of the latest snapshot checked", checked)
+		}
+	})
+}

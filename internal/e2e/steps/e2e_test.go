@@ -1,0 +1,357 @@
+package stepse2e
+
+import (
+	"context"
+	"fmt"
+	"github.com/rankstream/rankstream/internal/e2e"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/rankstream/rankstream/internal/kafka"
+	"github.com/rankstream/rankstream/internal/testenv"
+	"github.com/rankstream/rankstream/processors/steps"
+	"github.com/rankstream/rankstream/topics"
+)
+
+// stepsRun is one end-to-end run: its own topics and group (a prefix) on a broker, its own Redis
+// database, and rankstream processes started as separate OS processes.
+type stepsRun struct {
+	t         testing.TB
+	kc        kafka.Config
+	rdb       *goredis.Client
+	redisURL  string
+	redisAddr string
+	redisDB   int
+	bin       string
+	prefix    string
+	producer  *kgo.Client
+	processes []*testenv.Process
+}
+
+func newE2E(t testing.TB, brokers []string) *stepsRun {
+	t.Helper()
+	prefix := testenv.UniqueName(t, "steps") + "."
+	addr, db := testenv.RedisAddr(t)
+	e := &stepsRun{
+		t:         t,
+		kc:        kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}},
+		rdb:       goredis.NewClient(&goredis.Options{Addr: addr, DB: db}),
+		redisURL:  fmt.Sprintf("redis://%s/%d", addr, db),
+		redisAddr: addr,
+		redisDB:   db,
+		bin:       testenv.Rankstream(t),
+		prefix:    prefix,
+	}
+	t.Cleanup(func() { e.rdb.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := e.kc.EnsureTopics(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := e.kc.Client(kgo.ProducerBatchMaxBytes(2<<20), kgo.ProducerLinger(5*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	e.producer = cl
+	return e
+}
+
+// start runs `rankstream process` for this run's topics and Redis database; flags override
+// the defaults of these tests (a 200 ms coalescing interval).
+func (e *stepsRun) start(name string, flags ...string) *testenv.Process {
+	e.t.Helper()
+	args := append([]string{"process",
+		"--brokers", strings.Join(e.kc.Brokers, ","), "--redis", e.redisURL,
+		"--topic-prefix", e.prefix, "--partitions", "8", "--http", "127.0.0.1:0",
+		"--coalesce", "200ms", "--log-level", "warn"}, flags...)
+	p := testenv.StartProcess(e.t, name, e.bin, args...)
+	e.processes = append(e.processes, p)
+	return p
+}
+
+// position is where a produced record landed.
+type position struct {
+	partition int32
+	offset    int64
+}
+
+// produce sends records at rate per second (0: as fast as possible), waits for the acks and
+// returns where each record landed.
+func (e *stepsRun) produce(records []e2e.Record, rate int) []position {
+	e.t.Helper()
+	topic := string(e.kc.Names.Stream(topics.StepsReported))
+	start := time.Now()
+	errs := make(chan error, 1)
+	at := make([]position, len(records))
+	for i, r := range records {
+		if rate > 0 && i%1000 == 0 {
+			if wait := time.Until(start.Add(time.Duration(i) * time.Second / time.Duration(rate))); wait > 0 {
+				time.Sleep(wait)
+			}
+		}
+		e.producer.Produce(context.Background(), &kgo.Record{Topic: topic, Key: []byte(r.Key), Value: r.Value}, func(r *kgo.Record, err error) {
+			if err != nil {
+				select {
+				case errs <- err:
+				default:
+				}
+				return
+			}
+			at[i] = position{r.Partition, r.Offset}
+		})
+	}
+	if err := e.producer.Flush(context.Background()); err != nil {
+		e.t.Fatal(err)
+	}
+	select {
+	case err := <-errs:
+		e.t.Fatalf("produce: %v", err)
+	default:
+	}
+	return at
+}
+
+// mismatches counts the step keys whose value differs from the truth, and names one.
+func (e *stepsRun) mismatches(want truth) (int, string) {
+	ctx := context.Background()
+	keys := make([]string, 0, len(want))
+	for k := range want {
+		day, user, _ := strings.Cut(k, "/")
+		keys = append(keys, "step:"+day+":"+user)
+	}
+	bad, example := 0, ""
+	for i := 0; i < len(keys); i += 5000 {
+		chunk := keys[i:min(i+5000, len(keys))]
+		vals, err := e.rdb.MGet(ctx, chunk...).Result()
+		if err != nil {
+			e.t.Fatalf("MGET: %v", err)
+		}
+		for j, v := range vals {
+			parts := strings.SplitN(chunk[j], ":", 3)
+			w := want[parts[1]+"/"+parts[2]]
+			if s, _ := v.(string); s != strconv.FormatInt(w.steps, 10) {
+				bad++
+				example = fmt.Sprintf("%s = %v, want %d", chunk[j], v, w.steps)
+			}
+		}
+	}
+	return bad, example
+}
+
+// waitExact waits until every step key equals the truth and every board's order too (the sink
+// writes a batch's step keys before its boards, so the boards may lag the keys briefly).
+func (e *stepsRun) waitExact(want truth, timeout time.Duration) {
+	e.t.Helper()
+	boards := want.boards()
+	deadline := time.Now().Add(timeout)
+	for {
+		problem := e.boardProblem(boards)
+		if bad, example := e.mismatches(want); bad > 0 {
+			problem = fmt.Sprintf("%d of %d step keys are wrong, e.g. %s", bad, len(want), example)
+		}
+		if problem == "" {
+			break
+		}
+		for _, p := range e.processes {
+			if err := p.Exited(); err != nil {
+				e.t.Fatalf("%s exited: %v\n%s", p.Name, err, p.Output())
+			}
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("after %s, %s", timeout, problem)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	e.t.Logf("exact: %d user-days, %d boards", len(want), len(boards))
+}
+
+// boardProblem says how the first board that differs from the truth differs ("" when none).
+func (e *stepsRun) boardProblem(boards map[string][]string) string {
+	ctx := context.Background()
+	for name, members := range boards {
+		key := "rank:steps:" + strings.ReplaceAll(name, "/", ":")
+		got, err := e.rdb.ZRangeArgs(ctx, goredis.ZRangeArgs{Key: key, Start: 0, Stop: -1, Rev: true}).Result()
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if len(got) != len(members) {
+			return fmt.Sprintf("board %s has %d members, want %d", key, len(got), len(members))
+		}
+		for i := range members {
+			if got[i] != members[i] {
+				return fmt.Sprintf("board %s rank %d is %s, want %s", key, i+1, got[i], members[i])
+			}
+		}
+		if ttl := e.rdb.TTL(ctx, key).Val(); ttl <= 0 {
+			return fmt.Sprintf("board %s has no expiry (TTL %v)", key, ttl)
+		}
+	}
+	return ""
+}
+
+// deadLetters returns the reason header of every record in the dead-letter topic.
+func (e *stepsRun) deadLetters(want int, timeout time.Duration) []string {
+	e.t.Helper()
+	cl, err := e.kc.Client(kgo.ConsumeTopics(string(e.kc.Names.Stream(topics.DLQ))), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var reasons []string
+	for len(reasons) < want && ctx.Err() == nil {
+		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
+			for _, h := range r.Headers {
+				if h.Key == topics.HeaderReason {
+					reasons = append(reasons, string(h.Value))
+				}
+			}
+		})
+	}
+	return reasons
+}
+
+func (e *stepsRun) dlqEnd() int64 {
+	cl, err := e.kc.Client()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer cl.Close()
+	ends, err := kadm.NewClient(cl).ListEndOffsets(context.Background(), string(e.kc.Names.Stream(topics.DLQ)))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var n int64
+	ends.Each(func(o kadm.ListedOffset) { n += o.Offset })
+	return n
+}
+
+const (
+	e2eReports = 200_000
+	e2eUsers   = 20_000
+)
+
+// TestEndToEndExact: 200k reports from 20k users across three local days in six zones, with
+// 10% duplicates and 10% stale out-of-order readings, plus poison records → every step value
+// and every board order equals the independently computed truth, and each poison record is in
+// the dead-letter topic with its reason.
+func TestEndToEndExact(t *testing.T) {
+	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
+		e := newE2E(t, brokers)
+		records, want := generate(1, e2eReports, e2eUsers, time.Now())
+		poison := []e2e.Record{
+			{Key: "user-00001", Value: []byte(`{"request_id":`)},
+			{Key: "user-00001", Value: []byte(`{"request_id":"p2","user_id":"user-00001","steps":-1,"ts":"` + time.Now().Format(time.RFC3339) + `","tz":"UTC"}`)},
+			{Key: "user-00001", Value: []byte(`{"request_id":"p3","user_id":"user-00001","steps":99999999,"ts":"` + time.Now().Format(time.RFC3339) + `","tz":"UTC"}`)},
+			{Key: "user-00001", Value: []byte(`{"request_id":"p4","user_id":"user-00001","steps":1,"ts":"` + time.Now().Format(time.RFC3339) + `","tz":"Mars/Base"}`)},
+			{Key: "user-00001", Value: []byte(`{"user_id":"user-00001","steps":1,"ts":"` + time.Now().Format(time.RFC3339) + `","tz":"UTC"}`)},
+			{Key: "user-00001", Value: []byte(`{"request_id":"` + strings.Repeat("x", 1_000_000) + `"}`)},
+		}
+		reasons := []string{"json:", "negative", "plausible maximum", "unknown zone", "request_id: missing", "over the limit"}
+		mixed := append(append(append([]e2e.Record{}, records[:1000]...), poison...), records[1000:]...)
+
+		e.start("processor")
+		e.produce(mixed, 0)
+		e.waitExact(want, 3*time.Minute)
+		got := e.deadLetters(len(poison), 30*time.Second)
+		if len(got) != len(poison) {
+			t.Fatalf("%d dead letters, want %d: %q", len(got), len(poison), got)
+		}
+		for i, r := range reasons {
+			if !strings.Contains(got[i], r) {
+				t.Errorf("dead letter %d: reason %q does not say %q", i, got[i], r)
+			}
+		}
+	})
+}
+
+// TestCrashRecoveryIsExact: the processor is killed with SIGKILL mid-stream and started
+// again: the results are exactly those of an uninterrupted run.
+func TestCrashRecoveryIsExact(t *testing.T) {
+	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
+		e := newE2E(t, brokers)
+		records, want := generate(2, e2eReports, e2eUsers, time.Now())
+		p := e.start("processor-1")
+		done := make(chan struct{})
+		go func() { defer close(done); e.produce(records, 25_000) }()
+		testenv.WaitFor(t, 2*time.Minute, "some progress before the crash", func() bool {
+			return e.rdb.DBSize(context.Background()).Val() > 20_000
+		})
+		p.Signal(syscall.SIGKILL)
+		_ = p.Wait()
+		e.processes = nil
+		before := e.rdb.DBSize(context.Background()).Val()
+		t.Logf("killed with %d keys in Redis", before)
+		e.start("processor-2")
+		<-done
+		e.waitExact(want, 3*time.Minute)
+		if n := e.dlqEnd(); n != 0 {
+			t.Fatalf("%d valid records went to the dead-letter topic", n)
+		}
+	})
+}
+
+// TestRebalanceIsExact: two processor instances share 8 partitions; one stops mid-stream and
+// the other takes its partitions over.
+func TestRebalanceIsExact(t *testing.T) {
+	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
+		e := newE2E(t, brokers)
+		records, want := generate(3, e2eReports, e2eUsers, time.Now())
+		e.start("processor-a")
+		b := e.start("processor-b")
+		done := make(chan struct{})
+		go func() { defer close(done); e.produce(records, 20_000) }()
+		testenv.WaitFor(t, 2*time.Minute, "some progress before the rebalance", func() bool {
+			return e.rdb.DBSize(context.Background()).Val() > 20_000
+		})
+		b.Signal(syscall.SIGTERM)
+		if err := b.Wait(); err != nil {
+			t.Fatalf("processor-b did not stop cleanly: %v\n%s", err, b.Output())
+		}
+		e.processes = e.processes[:1]
+		<-done
+		e.waitExact(want, 3*time.Minute)
+	})
+}
+
+// TestRedisOutageHoldsOffsets: while Redis is unreachable the processor keeps retrying and
+// commits no offset past what Redis acknowledged; when Redis is back, everything arrives.
+func TestRedisOutageHoldsOffsets(t *testing.T) {
+	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
+		e := newE2E(t, brokers)
+		proxy := testenv.NewProxy(t, e.redisAddr)
+		e.redisURL = fmt.Sprintf("redis://%s/%d", proxy.Addr(), e.redisDB)
+		now := time.Now()
+		records, want := generate(4, 40_000, 4_000, now)
+		group := string(e.kc.Names.Group(steps.Group))
+		topic := string(e.kc.Names.Stream(topics.StepsReported))
+		adm := testenv.KafkaAdmin(t, brokers)
+		committed := func() int64 { return testenv.Committed(adm, group, topic) }
+
+		e.start("processor")
+		first := records[:20_000]
+		_, wantFirst := generate(4, 20_000, 4_000, now) // the same stream's first half
+		e.produce(first, 0)
+		e.waitExact(wantFirst, 2*time.Minute)
+		testenv.WaitFor(t, time.Minute, "offsets of the first half committed", func() bool { return committed() == 20_000 })
+
+		proxy.SetDown(true)
+		e.produce(records[20_000:], 0)
+		time.Sleep(5 * time.Second)
+		if n := committed(); n != 20_000 {
+			t.Fatalf("%d offsets committed while Redis was down, want 20000", n)
+		}
+		proxy.SetDown(false)
+		e.waitExact(want, 2*time.Minute)
+		testenv.WaitFor(t, time.Minute, "all offsets committed", func() bool { return committed() == 40_000 })
+	})
+}

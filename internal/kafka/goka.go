@@ -1,0 +1,112 @@
+package kafka
+
+import (
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/lovoo/goka"
+	"github.com/lovoo/goka/storage"
+	"github.com/rankstream/rankstream/topics"
+)
+
+// Config is where Kafka is and how rankstream's topics are laid out.
+type Config struct {
+	Brokers []string
+	// Partitions of every co-partitioned topic; 0 means topics.DefaultPartitions.
+	Partitions int
+	// Replication of created topics; 0 means 1 (a single local broker).
+	Replication int
+	// ClientID names this process to the brokers.
+	ClientID string
+	// Names puts topics and groups in a namespace (a prefix); the zero value uses the
+	// contract's names.
+	Names topics.Names
+	// StateDir keeps goka's local table copies (LevelDB) across restarts; empty keeps them in
+	// memory and recovers them from the changelog on every start.
+	StateDir string
+}
+
+func (c Config) partitions() int {
+	if c.Partitions > 0 {
+		return c.Partitions
+	}
+	return topics.DefaultPartitions
+}
+
+func (c Config) replication() int {
+	if c.Replication > 0 {
+		return c.Replication
+	}
+	return 1
+}
+
+// Sarama returns the sarama configuration goka runs on: goka's defaults, plus the protocol
+// version, reading new groups from the oldest offset (a new group must not skip what was
+// produced before it joined), and room for dead-letter records (topics.MaxProduceBytes).
+func (c Config) Sarama() *sarama.Config {
+	s := goka.DefaultConfig()
+	// Kafka 4 removed the old protocol versions (KIP-896): goka's default (2.0) fails there.
+	s.Version = sarama.V3_6_0_0
+	s.ClientID = c.clientID()
+	s.Consumer.Offsets.Initial = sarama.OffsetOldest
+	s.Consumer.Offsets.AutoCommit.Interval = 200 * time.Millisecond
+	s.Producer.MaxMessageBytes = topics.MaxProduceBytes
+	s.Producer.RequiredAcks = sarama.WaitForAll
+	s.Producer.Compression = sarama.CompressionLZ4
+	s.Metadata.RefreshFrequency = time.Minute
+	return s
+}
+
+func (c Config) clientID() string {
+	if c.ClientID != "" {
+		return c.ClientID
+	}
+	return "rankstream"
+}
+
+// topicManager configures goka's topic manager, which every processor asks for its loop topic
+// and group table when it is built: never to create them (EnsureTopics creates, waits for
+// and verifies every topic; goka's manager, racing with another instance's EnsureTopics,
+// failed with "topic already exists"), only to check that they exist.
+func (c Config) topicManager() *goka.TopicManagerConfig {
+	tm := goka.NewTopicManagerConfig()
+	tm.NoCreate = true
+	tm.Table.Replication = c.replication()
+	tm.Stream.Replication = c.replication()
+	tm.Stream.Retention = topics.DefaultStreamRetention
+	return tm
+}
+
+// ProcessorOptions configures a goka processor of group g on this cluster.
+func (c Config) ProcessorOptions(g goka.Group, log *slog.Logger) []goka.ProcessorOption {
+	s := c.Sarama()
+	tm := c.topicManager()
+	sb := memoryBuilder()
+	if c.StateDir != "" {
+		sb = storage.DefaultBuilder(filepath.Join(c.StateDir, string(g)))
+	}
+	return []goka.ProcessorOption{
+		goka.WithConsumerGroupBuilder(goka.ConsumerGroupBuilderWithConfig(s)),
+		goka.WithConsumerSaramaBuilder(goka.SaramaConsumerBuilderWithConfig(s)),
+		goka.WithProducerBuilder(producerBuilder(s)),
+		goka.WithHasher(NewMurmur2),
+		goka.WithTopicManagerBuilder(goka.TopicManagerBuilderWithConfig(s, tm)),
+		goka.WithStorageBuilder(sb),
+		goka.WithClientID(c.clientID()),
+		goka.WithLogger(gokaLogger{log.With("component", "goka", "group", string(g))}),
+		// Tombstones (null values) reach the callbacks, which dead-letter them: goka's default
+		// commits them unseen and uncounted.
+		goka.WithNilHandling(goka.NilProcess),
+	}
+}
+
+// gokaLogger sends goka's printf-style logs to slog at debug level: goka logs every
+// partition state change, which is noise at info level.
+type gokaLogger struct{ log *slog.Logger }
+
+func (l gokaLogger) Print(v ...any)                 { l.log.Debug(fmt.Sprint(v...)) }
+func (l gokaLogger) Println(v ...any)               { l.log.Debug(fmt.Sprint(v...)) }
+func (l gokaLogger) Printf(format string, v ...any) { l.log.Debug(fmt.Sprintf(format, v...)) }

@@ -1,0 +1,164 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lovoo/goka"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// ResetOffsets moves a consumer group's committed offsets on topic: to the start of each
+// partition when at is zero, otherwise to the first record whose timestamp is at or after
+// at. The group must have no running members (stop its processors first). It returns the
+// offsets committed.
+func (c Config) ResetOffsets(ctx context.Context, group goka.Group, topic goka.Stream, at time.Time) (kadm.Offsets, error) {
+	cl, err := c.Client()
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+
+	var groups kadm.DescribedGroups
+	err = retry(ctx, func() error {
+		var err error
+		if groups, err = adm.DescribeGroups(ctx, string(group)); err == nil {
+			err = groups.Error()
+		}
+		if errors.Is(err, kerr.GroupIDNotFound) {
+			return nil // a group that never committed: nothing runs in it
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kafka: describe group %s: %w", group, err)
+	}
+	if g, ok := groups[string(group)]; ok && len(g.Members) > 0 {
+		return nil, fmt.Errorf("kafka: group %s has %d running members; stop them before resetting its offsets", group, len(g.Members))
+	}
+	var listed kadm.ListedOffsets
+	if at.IsZero() {
+		listed, err = adm.ListStartOffsets(ctx, string(topic))
+	} else {
+		listed, err = adm.ListOffsetsAfterMilli(ctx, at.UnixMilli(), string(topic))
+	}
+	if err == nil {
+		err = listed.Error()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kafka: list offsets of %s: %w", topic, err)
+	}
+	offsets := listed.Offsets()
+	err = retry(ctx, func() error {
+		resp, err := adm.CommitOffsets(ctx, string(group), offsets)
+		if err == nil {
+			err = resp.Error()
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kafka: commit offsets of group %s: %w", group, err)
+	}
+	return offsets, nil
+}
+
+// Clear empties a compacted topic (a processor's checkpoints or table) by writing a tombstone
+// for every key whose latest value is not one; readers that restore from it (goka's table
+// recovery, the hot group's checkpoints) then find nothing. Brokers refuse DeleteRecords on
+// compacted topics, hence tombstones. Nothing may write to the topic meanwhile.
+func (c Config) Clear(ctx context.Context, topic string) error {
+	cl, err := c.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	starts, err := adm.ListStartOffsets(ctx, topic)
+	if err == nil {
+		err = starts.Error()
+	}
+	var ends kadm.ListedOffsets
+	if err == nil {
+		ends, err = adm.ListEndOffsets(ctx, topic)
+	}
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return fmt.Errorf("kafka: clear %s: %w", topic, err)
+	}
+	from, to := map[int32]int64{}, map[int32]int64{}
+	ends.Each(func(o kadm.ListedOffset) {
+		s, _ := starts.Lookup(topic, o.Partition)
+		from[o.Partition], to[o.Partition] = s.Offset, o.Offset
+	})
+	live := map[int32]map[string]bool{}
+	err = c.Read(ctx, topic, from, to, func(r *kgo.Record) error {
+		if live[r.Partition] == nil {
+			live[r.Partition] = map[string]bool{}
+		}
+		live[r.Partition][string(r.Key)] = r.Value != nil
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("kafka: clear %s: %w", topic, err)
+	}
+	var tombstones []*kgo.Record
+	for part, keys := range live {
+		for k, alive := range keys {
+			if alive {
+				tombstones = append(tombstones, &kgo.Record{Topic: topic, Partition: part, Key: []byte(k)})
+			}
+		}
+	}
+	if err := cl.ProduceSync(ctx, tombstones...).FirstErr(); err != nil {
+		return fmt.Errorf("kafka: clear %s: %w", topic, err)
+	}
+	return nil
+}
+
+// Read calls fn for every record of topic at offsets [from[p], to[p]) of each partition p in
+// from, in offset order within a partition, and returns once every range is read; records the
+// log no longer holds (retention, compaction) are skipped. The record at to[p]-1 must exist,
+// as the last record of a partition always does.
+func (c Config) Read(ctx context.Context, topic string, from, to map[int32]int64, fn func(*kgo.Record) error) error {
+	start := map[int32]kgo.Offset{}
+	for p, off := range from {
+		if off < to[p] {
+			start[p] = kgo.NewOffset().At(off)
+		}
+	}
+	if len(start) == 0 {
+		return nil
+	}
+	cl, err := c.Client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: start}),
+		kgo.FetchMaxPartitionBytes(64<<20), kgo.FetchMaxBytes(64<<20))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	for left := len(start); left > 0; {
+		fetches := cl.PollFetches(ctx)
+		if err := fetches.Err(); err != nil {
+			return fmt.Errorf("kafka: read %s: %w", topic, err)
+		}
+		for it := fetches.RecordIter(); !it.Done(); {
+			r := it.Next()
+			if r.Offset >= to[r.Partition] {
+				continue // a range already read
+			}
+			if err := fn(r); err != nil {
+				return err
+			}
+			if r.Offset == to[r.Partition]-1 {
+				left--
+			}
+		}
+	}
+	return nil
+}

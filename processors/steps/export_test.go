@@ -1,4 +1,0 @@
-package steps
-
-// ShuffleKeepingFirsts is shuffleKeepingFirsts, for the tests of package steps_test.
-var ShuffleKeepingFirsts = shuffleKeepingFirsts

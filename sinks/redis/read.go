@@ -1,0 +1,131 @@
+package redis
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/topics"
+)
+
+// Reader reads what the writers of this package write: the steps boards and the latest
+// hot-search snapshot. It is the read API's only access to Redis.
+type Reader struct{ rdb goredis.UniversalClient }
+
+// NewReader returns a Reader on rdb (OpenReader bounds its calls).
+func NewReader(rdb goredis.UniversalClient) *Reader { return &Reader{rdb: rdb} }
+
+// Ranked is one member of a board at its rank (1 is the first).
+type Ranked struct {
+	Rank      int64
+	Member    string
+	Score     int64
+	ReachedMs int64 // when the member reached the score (the tie-breaker), epoch ms
+}
+
+var (
+	// ErrNotRanked: the member is not on the board.
+	ErrNotRanked = errors.New("not on the board")
+	// ErrBoardChanged: the board changed between the reads of one answer; asking again helps.
+	ErrBoardChanged = errors.New("board changed during the read; retry")
+)
+
+// StepsBoard is the Redis key of a day's steps board: the global one, or a region's.
+func StepsBoard(day board.Day, region string) string {
+	if region == "" {
+		return StepsGlobalBoard(day)
+	}
+	return StepsRegionBoard(region, day)
+}
+
+// StepsPage returns the size of a day's steps board (global when region is "") and its
+// members from rank offset+1 on, at most limit of them (none for limit 0), in one round trip.
+func (r *Reader) StepsPage(ctx context.Context, day board.Day, region string, offset, limit int) (total int64, rows []Ranked, err error) {
+	key := StepsBoard(day, region)
+	pipe := r.rdb.Pipeline()
+	card := pipe.ZCard(ctx, key)
+	var page *goredis.ZSliceCmd
+	if limit > 0 {
+		page = pipe.ZRevRangeWithScores(ctx, key, int64(offset), int64(offset+limit-1))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return 0, nil, fmt.Errorf("redis: steps board %s: %w", key, err)
+	}
+	if page != nil {
+		rows = ranked(day, int64(offset)+1, page.Val())
+	}
+	return card.Val(), rows, nil
+}
+
+// StepsStanding returns the size of a day's steps board and the member's row with up to n
+// rows above and below it (ascending rank). It fails with ErrNotRanked when the member is not
+// on the board, and with ErrBoardChanged when the board changed between its two reads so that
+// the member fell out of the rows read.
+func (r *Reader) StepsStanding(ctx context.Context, day board.Day, region, member string, n int) (total int64, rows []Ranked, err error) {
+	key := StepsBoard(day, region)
+	pipe := r.rdb.Pipeline()
+	rk := pipe.ZRevRank(ctx, key, member)
+	card := pipe.ZCard(ctx, key)
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, goredis.Nil) {
+		return 0, nil, fmt.Errorf("redis: steps member %s: %w", key, err)
+	}
+	if errors.Is(rk.Err(), goredis.Nil) {
+		return 0, nil, fmt.Errorf("redis: member of %s: %w", key, ErrNotRanked)
+	}
+	from := max(0, rk.Val()-int64(n))
+	page, err := r.rdb.ZRevRangeWithScores(ctx, key, from, rk.Val()+int64(n)).Result()
+	if err != nil {
+		return 0, nil, fmt.Errorf("redis: steps member %s: %w", key, err)
+	}
+	rows = ranked(day, from+1, page)
+	for _, row := range rows {
+		if row.Member == member {
+			return card.Val(), rows, nil
+		}
+	}
+	return 0, nil, fmt.Errorf("redis: steps member %s: %w", key, ErrBoardChanged)
+}
+
+// ranked decodes rows of a day's steps board, the first at rank first.
+func ranked(day board.Day, first int64, rows []goredis.Z) []Ranked {
+	c := board.DayComposite(day)
+	out := make([]Ranked, len(rows))
+	for i, z := range rows {
+		score, reached := c.Decode(z.Score)
+		m, _ := z.Member.(string)
+		out[i] = Ranked{Rank: first + int64(i), Member: m, Score: score, ReachedMs: reached}
+	}
+	return out
+}
+
+// HotSnapshot returns the latest snapshot of a Top-K stream (HotKey); nil when there is none.
+func (r *Reader) HotSnapshot(ctx context.Context, stream string) (*topics.TopKSnapshot, error) {
+	key := HotKey(stream)
+	b, err := r.rdb.Get(ctx, key).Bytes()
+	if errors.Is(err, goredis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("redis: GET %s: %w", key, err)
+	}
+	snap := new(topics.TopKSnapshot)
+	if err := json.Unmarshal(b, snap); err != nil {
+		return nil, fmt.Errorf("redis: %s: %w", key, err)
+	}
+	return snap, nil
+}
+
+// Ping tells whether Redis answers.
+func (r *Reader) Ping(ctx context.Context) error { return r.rdb.Ping(ctx).Err() }
+
+// IsTimeout reports whether err is Redis not answering in time: a deadline, a network
+// timeout, or no pooled connection free in time.
+func IsTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, goredis.ErrPoolTimeout) || errors.As(err, &ne) && ne.Timeout()
+}
