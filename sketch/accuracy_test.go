@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rankstream/rankstream/sketch"
+	"github.com/rankstream/rankstream/sketch/exact"
 )
 
 // Precision and recall at k are defined so that ties at rank k do not
@@ -49,12 +50,15 @@ func measure(tb testing.TB, sc scenario, k int, every time.Duration, opts ...ske
 	}
 	ids := sc.items + sc.trends + sc.bursts
 	nm := names(ids)
-	byName := make(map[string]int32, ids)
-	for i, n := range nm {
-		byName[n] = int32(i)
+	known := make(map[string]bool, ids)
+	for _, n := range nm {
+		known[n] = true
 	}
 	window, slide := sketch.DefaultWindow, sketch.DefaultSlide
-	o := newOracle(ids, window, slide)
+	o, err := exact.New(window, slide)
+	if err != nil {
+		tb.Fatal(err)
+	}
 	res := accuracy{name: sc.name, precMin: 1, recMin: 1}
 	seen := make([]bool, ids)
 	next := streamStart.Add(window)
@@ -67,11 +71,11 @@ func measure(tb testing.TB, sc scenario, k int, every time.Duration, opts ...ske
 		if s := e.t.UnixNano() / int64(slide); s != last {
 			last = s
 			w.Advance(e.t)
-			o.advance(e.t)
+			o.Advance(e.t)
 			if !e.t.Before(next) {
 				next = next.Add(every)
 				top = w.AppendTopK(top[:0])
-				p, r, rel, bad, under := score(w, o, byName, nm, top, k)
+				p, r, rel, bad, under := score(w, o, known, top, k)
 				res.checkpoints++
 				res.precMean += p
 				res.recMean += r
@@ -84,7 +88,7 @@ func measure(tb testing.TB, sc scenario, k int, every time.Duration, opts ...ske
 			}
 		}
 		w.Add(nm[e.id], e.t)
-		o.add(e)
+		o.Add(nm[e.id], e.t)
 		res.events++
 		if !seen[e.id] {
 			seen[e.id] = true
@@ -102,44 +106,47 @@ func measure(tb testing.TB, sc scenario, k int, every time.Duration, opts ...ske
 }
 
 // score compares a reported top k with the oracle.
-func score(w *sketch.Window, o *oracle, byName map[string]int32, nm []string, top []sketch.Item, k int) (prec, rec, relErr float64, violations, underCounts int) {
-	exact, kth := o.top(k)
+func score(w *sketch.Window, o *exact.Counter, known map[string]bool, top []sketch.Item, k int) (prec, rec, relErr float64, violations, underCounts int) {
+	truth := o.Top(k)
+	var kth uint64 // the k-th largest count
+	if len(truth) > 0 {
+		kth = truth[len(truth)-1].Count
+	}
 	above := 0 // items strictly above the k-th count
-	for _, id := range exact {
-		if o.counts[id] > kth {
+	for _, it := range truth {
+		if it.Count > kth {
 			above++
 		}
 		// Count-Min never under-counts, candidate or not.
-		if got := w.Count(nm[id]); got.Count < uint64(o.counts[id]) {
+		if got := w.Count(it.Item); got.Count < it.Count {
 			underCounts++
 		}
 	}
 	good, strict, tied := 0, 0, 0
 	for _, it := range top {
-		id, ok := byName[it.Item]
-		if !ok {
+		if !known[it.Item] {
 			violations++
 			continue
 		}
-		truth := uint64(o.counts[id])
-		if truth > it.Count || truth < it.Count-it.Error {
+		c := o.Count(it.Item)
+		if c > it.Count || c < it.Count-it.Error {
 			violations++
 		}
 		switch {
-		case o.counts[id] > kth:
+		case c > kth:
 			strict++
 			good++
-		case o.counts[id] == kth && kth > 0:
+		case c == kth && kth > 0:
 			tied++
 			good++
 		}
-		relErr += math.Abs(float64(it.Count)-float64(truth)) / math.Max(float64(truth), 1)
+		relErr += math.Abs(float64(it.Count)-float64(c)) / math.Max(float64(c), 1)
 	}
 	if len(top) == 0 {
 		return 1, 1, 0, violations, underCounts
 	}
 	prec = float64(good) / float64(len(top))
-	want := min(k, len(exact))
+	want := min(k, len(truth))
 	rec = float64(strict+min(tied, want-above)) / float64(want)
 	relErr /= float64(len(top))
 	return prec, rec, relErr, violations, underCounts

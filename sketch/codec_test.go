@@ -6,10 +6,12 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/rankstream/rankstream/sketch/exact"
 )
 
 // randomWindow builds a small window with a random shape and history.
-func randomWindow(seed uint64, ops int) (*Window, *exact, *stream) {
+func randomWindow(seed uint64, ops int) (*Window, *exact.Counter, *stream) {
 	rng := rand.New(rand.NewPCG(seed, 11))
 	cfg := randomConfig(rng)
 	w, o := newWindow(cfg), newExact(cfg)
@@ -45,7 +47,7 @@ func TestRoundTripContinuesIdentically(t *testing.T) {
 		}
 		// Continue both with the same operations (same stream state).
 		st2 := st.clone()
-		o2 := o.clone()
+		o2 := o.Clone()
 		for i := range 200 {
 			st.step(w, o)
 			st2.step(&r, o2)

@@ -1,15 +1,15 @@
 package sketch_test
 
 import (
-	"container/heap"
 	"math"
 	"math/rand/v2"
 	"strconv"
 	"time"
 )
 
-// This file generates the streams of the accuracy tests and benchmarks and
-// keeps the exact sliding-window counts they are checked against.
+// This file generates the streams of the accuracy tests and benchmarks; they
+// are checked against the exact sliding-window counts of package
+// sketch/exact.
 
 // scenario describes a generated stream.
 type scenario struct {
@@ -131,90 +131,4 @@ func splitmix(x uint64) uint64 {
 	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9
 	x = (x ^ (x >> 27)) * 0x94D049BB133111EB
 	return x ^ (x >> 31)
-}
-
-// oracle keeps exact counts over the sliding window [end − slots, end) in
-// slots of slide, with events ahead of end pending in their slots.
-type oracle struct {
-	slide  time.Duration
-	slots  int64
-	end    int64 // slot number; 0 means not started
-	counts []int32
-	bySlot map[int64][]int32
-}
-
-func newOracle(ids int, window, slide time.Duration) *oracle {
-	return &oracle{slide: slide, slots: int64(window / slide), counts: make([]int32, ids), bySlot: map[int64][]int32{}}
-}
-
-func (o *oracle) slotOf(t time.Time) int64 { return t.UnixNano() / int64(o.slide) }
-
-// add records an event at or after the window's start (the streams are in
-// time order).
-func (o *oracle) add(e event) {
-	s := o.slotOf(e.t)
-	if o.end == 0 {
-		o.end = s
-	}
-	if s < o.end-o.slots {
-		return // late: dropped, like LateDrop
-	}
-	o.bySlot[s] = append(o.bySlot[s], e.id)
-	if s < o.end {
-		o.counts[e.id]++
-	}
-}
-
-// advance moves the window's end to the slot of t.
-func (o *oracle) advance(t time.Time) {
-	target := o.slotOf(t)
-	if o.end == 0 {
-		o.end = target
-		return
-	}
-	for ; o.end < target; o.end++ {
-		for _, id := range o.bySlot[o.end] {
-			o.counts[id]++
-		}
-		old := o.end - o.slots
-		for _, id := range o.bySlot[old] {
-			o.counts[id]--
-		}
-		delete(o.bySlot, old)
-	}
-}
-
-// top returns the ids of the k largest counts and the k-th largest count.
-func (o *oracle) top(k int) (ids []int32, kth int32) {
-	h := &minHeap{counts: o.counts}
-	for id, c := range o.counts {
-		if c == 0 {
-			continue
-		}
-		if h.Len() < k {
-			heap.Push(h, int32(id))
-		} else if c > o.counts[h.ids[0]] {
-			h.ids[0] = int32(id)
-			heap.Fix(h, 0)
-		}
-	}
-	if h.Len() == 0 {
-		return nil, 0
-	}
-	return h.ids, o.counts[h.ids[0]]
-}
-
-type minHeap struct {
-	ids    []int32
-	counts []int32
-}
-
-func (h *minHeap) Len() int           { return len(h.ids) }
-func (h *minHeap) Less(i, j int) bool { return h.counts[h.ids[i]] < h.counts[h.ids[j]] }
-func (h *minHeap) Swap(i, j int)      { h.ids[i], h.ids[j] = h.ids[j], h.ids[i] }
-func (h *minHeap) Push(x any)         { h.ids = append(h.ids, x.(int32)) }
-func (h *minHeap) Pop() any {
-	x := h.ids[len(h.ids)-1]
-	h.ids = h.ids[:len(h.ids)-1]
-	return x
 }

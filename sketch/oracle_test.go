@@ -5,98 +5,23 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/rankstream/rankstream/sketch/exact"
 )
 
-// exact is the oracle of the property tests: exact per-slot counts with the
-// same rules as Window for the window's end, the lookahead, late and early
-// events.
-type exact struct {
-	cfg     config
-	started bool
-	end     int64 // slot
-	slots   map[int64]map[string]uint64
-	late    uint64 // dropped
-	early   uint64
-}
-
-func newExact(cfg config) *exact { return &exact{cfg: cfg, slots: map[int64]map[string]uint64{}} }
-
-// clone returns a deep copy.
-func (o *exact) clone() *exact {
-	c := *o
-	c.slots = map[int64]map[string]uint64{}
-	for s, m := range o.slots {
-		c.slots[s] = map[string]uint64{}
-		for it, n := range m {
-			c.slots[s][it] = n
-		}
+// newExact returns the oracle of the property tests: exact counts with the
+// same rules as a Window of cfg for the window's end, the lookahead, late and
+// early events.
+func newExact(cfg config) *exact.Counter {
+	opts := []exact.Option{exact.WithLookahead(cfg.lookahead)}
+	if cfg.late == LateOldest {
+		opts = append(opts, exact.WithLateOldest())
 	}
-	return &c
-}
-
-func (o *exact) slotOf(t time.Time) int64 { return floorDiv(t.UnixNano(), int64(o.cfg.slide)) }
-
-func (o *exact) add(item string, t time.Time) {
-	s := o.slotOf(t)
-	if !o.started {
-		o.started, o.end = true, s
+	o, err := exact.New(cfg.window, cfg.slide, opts...)
+	if err != nil {
+		panic(fmt.Sprintf("BUG: oracle for %+v: %v", cfg, err))
 	}
-	n := int64(o.cfg.slots())
-	switch {
-	case s < o.end-n && o.cfg.late == LateDrop:
-		o.late++
-		return
-	case s < o.end-n:
-		s = o.end - n
-	case s >= o.end+int64(o.cfg.ringSlots())-n:
-		o.early++
-		return
-	}
-	if o.slots[s] == nil {
-		o.slots[s] = map[string]uint64{}
-	}
-	o.slots[s][item]++
-}
-
-func (o *exact) advance(t time.Time) {
-	s := o.slotOf(t)
-	if !o.started {
-		o.started, o.end = true, s
-		return
-	}
-	if s > o.end {
-		o.end = s
-	}
-	for k := range o.slots {
-		if k < o.end-int64(o.cfg.slots()) {
-			delete(o.slots, k)
-		}
-	}
-}
-
-// count is the exact count of item in the window [end − N, end).
-func (o *exact) count(item string) uint64 {
-	var n uint64
-	for s, m := range o.slots {
-		if s < o.end {
-			n += m[item]
-		}
-	}
-	return n
-}
-
-// totals returns the events in the window and ahead of it.
-func (o *exact) totals() (in, ahead uint64) {
-	for s, m := range o.slots {
-		for _, c := range m {
-			if s < o.end {
-				in += c
-			} else {
-				ahead += c
-			}
-		}
-	}
-	return in, ahead
+	return o
 }
 
 // randomConfig draws a small shape that exercises every boundary: few
@@ -152,49 +77,54 @@ func (st *stream) item() string {
 }
 
 // step applies one random operation to w and o.
-func (st *stream) step(w *Window, o *exact) {
-	slide := o.cfg.slide
+func (st *stream) step(w *Window, o *exact.Counter) {
+	cfg := w.cfg
+	slide := cfg.slide
 	switch r := st.rng.IntN(100); {
 	case r < 80: // an event near now, sometimes late or far ahead
 		t := st.now.Add(time.Duration(st.rng.Int64N(int64(3*slide))) - slide)
 		switch st.rng.IntN(40) {
 		case 0:
-			t = t.Add(-o.cfg.window - 2*slide)
+			t = t.Add(-cfg.window - 2*slide)
 		case 1:
-			t = t.Add(o.cfg.lookahead + slide)
+			t = t.Add(cfg.lookahead + slide)
 		}
 		it := st.item()
 		w.Add(it, t)
-		o.add(it, t)
+		o.Add(it, t)
 	case r < 97: // the watermark moves
 		st.now = st.now.Add(time.Duration(st.rng.Int64N(int64(2 * slide))))
 		w.Advance(st.now)
-		o.advance(st.now)
+		o.Advance(st.now)
 	case r < 99: // a jump far ahead
-		st.now = st.now.Add(o.cfg.window + o.cfg.lookahead + time.Duration(st.rng.IntN(3))*o.cfg.window)
+		st.now = st.now.Add(cfg.window + cfg.lookahead + time.Duration(st.rng.IntN(3))*cfg.window)
 		w.Advance(st.now)
-		o.advance(st.now)
+		o.Advance(st.now)
 	default: // a watermark in the past does nothing
-		w.Advance(st.now.Add(-o.cfg.window))
-		o.advance(st.now.Add(-o.cfg.window))
+		w.Advance(st.now.Add(-cfg.window))
+		o.Advance(st.now.Add(-cfg.window))
 	}
 }
 
 // verify checks the window against the oracle: every invariant, the
 // statistics, and for every item that the truth lies in its bounds.
-func verify(t *testing.T, w *Window, o *exact, items []string) {
+func verify(t *testing.T, w *Window, o *exact.Counter, items []string) {
 	t.Helper()
 	if err := w.check(); err != nil {
 		t.Fatalf("invariant: %v", err)
 	}
-	in, ahead := o.totals()
+	want := o.Stats()
 	st := w.Stats()
-	if st.Events != in || st.Pending != ahead || st.DroppedLate != o.late || st.DroppedEarly != o.early {
-		t.Fatalf("stats %+v, oracle in=%d ahead=%d late=%d early=%d", st, in, ahead, o.late, o.early)
+	if st.Events != want.Events || st.Pending != want.Pending || st.DroppedLate != want.DroppedLate || st.DroppedEarly != want.DroppedEarly {
+		t.Fatalf("stats %+v, oracle %+v", st, want)
+	}
+	start, end := w.Bounds()
+	if wantStart, wantEnd := o.Bounds(); !start.Equal(wantStart) || !end.Equal(wantEnd) {
+		t.Fatalf("window [%v, %v), oracle's [%v, %v)", start, end, wantStart, wantEnd)
 	}
 	for _, it := range items {
 		got := w.Count(it)
-		truth := o.count(it)
+		truth := o.Count(it)
 		if truth > got.Count || truth < got.Count-got.Error || got.Error > got.Count {
 			t.Fatalf("%s: true count %d outside [%d − %d, %d]", it, truth, got.Count, got.Error, got.Count)
 		}
@@ -204,7 +134,7 @@ func verify(t *testing.T, w *Window, o *exact, items []string) {
 		t.Fatalf("TopK returned %d items, k=%d", len(top), w.cfg.k)
 	}
 	for i, it := range top {
-		truth := o.count(it.Item)
+		truth := o.Count(it.Item)
 		if truth > it.Count || truth < it.Count-it.Error || it.Count == 0 {
 			t.Fatalf("TopK %s: true count %d outside [%d − %d, %d]", it.Item, truth, it.Count, it.Error, it.Count)
 		}

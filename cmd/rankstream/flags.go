@@ -16,21 +16,31 @@ import (
 )
 
 // newFlags returns a flag set whose --help says that every flag can also come from the
-// environment as RANKSTREAM_<FLAG> (upper case, '-' as '_').
-func newFlags(name, synopsis string) *flag.FlagSet {
+// environment as RANKSTREAM_<FLAG> (upper case, '-' as '_') and lists those variables;
+// operands are the arguments the command takes after its flags, if any.
+func newFlags(name, synopsis string, operands ...string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: rankstream %s [flags]\n\n%s\n\nFlags (each also read from RANKSTREAM_<FLAG>, e.g. --topic-prefix from RANKSTREAM_TOPIC_PREFIX; a flag on the command line wins):\n", name, synopsis)
+		w := fs.Output()
+		fmt.Fprintf(w, "Usage: rankstream %s\n\n%s\n\nFlags (each also read from the environment variable listed below; a flag on the command line wins):\n",
+			strings.Join(append([]string{name, "[flags]"}, operands...), " "), synopsis)
 		fs.PrintDefaults()
+		fmt.Fprintf(w, "\nEnvironment (RANKSTREAM_<FLAG>, upper case, '-' as '_'):\n")
+		fs.VisitAll(func(f *flag.Flag) { fmt.Fprintf(w, "  %-34s --%s\n", envName(f.Name), f.Name) })
 	}
 	return fs
+}
+
+// envName is the environment variable that sets flag name.
+func envName(name string) string {
+	return "RANKSTREAM_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
 }
 
 // parse parses args after applying RANKSTREAM_* environment variables as defaults.
 func parse(fs *flag.FlagSet, args []string) error {
 	var err error
 	fs.VisitAll(func(f *flag.Flag) {
-		env := "RANKSTREAM_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		env := envName(f.Name)
 		if v, ok := os.LookupEnv(env); ok && err == nil {
 			if serr := fs.Set(f.Name, v); serr != nil {
 				err = fmt.Errorf("%s=%q: %w", env, v, serr)

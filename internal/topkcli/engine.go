@@ -1,13 +1,12 @@
 package topkcli
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/rankstream/rankstream/sketch"
+	"github.com/rankstream/rankstream/sketch/exact"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -24,27 +23,29 @@ type engine interface {
 	empty() bool
 }
 
-func newEngine(cfg config) (engine, error) {
-	if cfg.exact {
-		// The sketch validates the window and slide; k is unbounded here.
-		if _, err := sketch.New(sketch.WithWindow(cfg.window), sketch.WithSlide(cfg.slide)); err != nil {
+func newEngine(cfg Config) (engine, error) {
+	if cfg.Exact {
+		// The window and slide the sketch accepts, so that --exact checks what
+		// the sketch can run; k is unbounded here.
+		if _, err := sketch.New(sketch.WithWindow(cfg.Window), sketch.WithSlide(cfg.Slide)); err != nil {
 			return nil, err
 		}
-		if cfg.k < 1 {
-			return nil, fmt.Errorf("k %d: want at least 1", cfg.k)
+		if cfg.K < 1 {
+			return nil, fmt.Errorf("k %d: want at least 1", cfg.K)
 		}
-		return &exact{
-			slide: int64(cfg.slide), slots: int64(cfg.window / cfg.slide), k: cfg.k,
-			bySlot: map[int64]map[string]uint64{}, counts: map[string]uint64{},
-		}, nil
+		c, err := exact.New(cfg.Window, cfg.Slide)
+		if err != nil {
+			return nil, err
+		}
+		return &exactEngine{c: c, k: cfg.K}, nil
 	}
 	w, err := sketch.New(
-		sketch.WithWindow(cfg.window),
-		sketch.WithSlide(cfg.slide),
-		sketch.WithK(cfg.k),
-		sketch.WithWidth(cfg.width),
-		sketch.WithDepth(cfg.depth),
-		sketch.WithCandidates(cfg.candidates),
+		sketch.WithWindow(cfg.Window),
+		sketch.WithSlide(cfg.Slide),
+		sketch.WithK(cfg.K),
+		sketch.WithWidth(cfg.Width),
+		sketch.WithDepth(cfg.Depth),
+		sketch.WithCandidates(cfg.Candidates),
 	)
 	if err != nil {
 		return nil, err
@@ -61,81 +62,24 @@ func (a *approx) top(dst []sketch.Item) []sketch.Item { return a.w.AppendTopK(ds
 func (a *approx) bounds() (time.Time, time.Time)      { return a.w.Bounds() }
 func (a *approx) empty() bool                         { s := a.w.Stats(); return s.Events+s.Pending == 0 }
 
-// exact keeps every item's count per slot: memory grows with the distinct
-// items, and the counts are exact.
-type exact struct {
-	slide, slots int64 // slide in nanoseconds, slots per window
-	k            int
-	started      bool
-	end          int64                       // slot where the window ends
-	bySlot       map[int64]map[string]uint64 // slots in the window or ahead
-	counts       map[string]uint64           // the window's counts
+// exactEngine counts exactly (package sketch/exact): memory grows with the
+// distinct items, and every error is 0.
+type exactEngine struct {
+	c *exact.Counter
+	k int
 }
 
-func (e *exact) slotOf(t time.Time) int64 { return floorDiv(t.UnixNano(), e.slide) }
+func (e *exactEngine) add(item string, t time.Time)   { e.c.Add(item, t) }
+func (e *exactEngine) advance(t time.Time)            { e.c.Advance(t) }
+func (e *exactEngine) bounds() (time.Time, time.Time) { return e.c.Bounds() }
+func (e *exactEngine) empty() bool                    { s := e.c.Stats(); return s.Events+s.Pending == 0 }
 
-func (e *exact) add(item string, t time.Time) {
-	s := e.slotOf(t)
-	if !e.started {
-		e.started, e.end = true, s
+func (e *exactEngine) top(dst []sketch.Item) []sketch.Item {
+	for _, it := range e.c.Top(e.k) {
+		dst = append(dst, sketch.Item{Item: it.Item, Count: it.Count})
 	}
-	if s < e.end-e.slots {
-		return // late; the runner never sends such events
-	}
-	m := e.bySlot[s]
-	if m == nil {
-		m = map[string]uint64{}
-		e.bySlot[s] = m
-	}
-	m[item]++
-	if s < e.end {
-		e.counts[item]++
-	}
+	return dst
 }
-
-func (e *exact) advance(t time.Time) {
-	target := e.slotOf(t)
-	if !e.started {
-		e.started, e.end = true, target
-		return
-	}
-	for ; e.end < target; e.end++ {
-		if len(e.bySlot) == 0 {
-			e.end = target
-			return
-		}
-		for it, c := range e.bySlot[e.end] {
-			e.counts[it] += c
-		}
-		old := e.end - e.slots
-		for it, c := range e.bySlot[old] {
-			if e.counts[it] -= c; e.counts[it] == 0 {
-				delete(e.counts, it)
-			}
-		}
-		delete(e.bySlot, old)
-	}
-}
-
-func (e *exact) top(dst []sketch.Item) []sketch.Item {
-	n0 := len(dst)
-	for it, c := range e.counts {
-		dst = append(dst, sketch.Item{Item: it, Count: c})
-	}
-	slices.SortFunc(dst[n0:], func(a, b sketch.Item) int {
-		if c := cmp.Compare(b.Count, a.Count); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Item, b.Item)
-	})
-	return dst[:min(len(dst), n0+e.k)]
-}
-
-func (e *exact) bounds() (time.Time, time.Time) {
-	return time.Unix(0, (e.end-e.slots)*e.slide).UTC(), time.Unix(0, e.end*e.slide).UTC()
-}
-
-func (e *exact) empty() bool { return len(e.bySlot) == 0 }
 
 // parseLine splits "<time>\t<item>" and normalises the item.
 func parseLine(s string) (time.Time, string, error) {
@@ -171,11 +115,3 @@ var (
 	minTime = time.Unix(0, 0)
 	maxTime = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
 )
-
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && (a < 0) != (b < 0) {
-		q--
-	}
-	return q
-}

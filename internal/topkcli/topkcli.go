@@ -1,19 +1,18 @@
-// Package topkcli is the `rankstream topk` subcommand: the pipeline's
-// heavy-hitters engine (package sketch) as an offline tool that reads timed
-// items and writes the Top-K of every window step as JSON lines, with an
-// exact mode for checking the sketch. It uses sketch and topics only; it must
-// not import Kafka, goka processors, Redis or ClickHouse clients.
+// Package topkcli is the engine of the `rankstream topk` subcommand: the
+// pipeline's heavy-hitters engine (package sketch) as an offline tool that
+// reads timed items and writes the Top-K of every window step as JSON lines,
+// with an exact mode (package sketch/exact) for checking the sketch. Its flags
+// and environment are read by cmd/rankstream, as every command's are. It uses
+// sketch, sketch/exact and topics only; it must not import Kafka, goka
+// processors, Redis or ClickHouse clients.
 package topkcli
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/rankstream/rankstream/sketch"
@@ -23,71 +22,39 @@ import (
 const (
 	ExitOK      = 0 // every line was used
 	ExitSkipped = 1 // some lines were invalid and skipped, or the input could not be read to its end
-	ExitUsage   = 2 // bad flags or arguments, or the input file cannot be opened
+	ExitUsage   = 2 // an invalid configuration (and, in `rankstream topk`, bad flags or arguments, or an input file that cannot be opened)
 )
 
 // maxLine is the longest input line accepted.
 const maxLine = 1 << 20
 
-const usage = `Usage: rankstream topk [flags] [file]
-
-Reads lines "<time>\t<item>" from file (or standard input when it is absent or
-"-"), in time order, and writes one JSON line per window step:
-
-  {"window_start":"…","window_end":"…","items":[{"item":"…","count":N,"error":E}]}
-
-Each line's time is RFC 3339 with an offset (2026-11-30T08:00:00+08:00) or
-integer epoch milliseconds. Items are normalised as the pipeline does: trimmed,
-case-folded, inner white space collapsed to one space. The time of each line is
-the watermark: when it passes the end of a window, that window is written, with
-its items by count descending (item ascending on ties). Each item's true count
-in the window lies in [count − error, count]. At the end of the input the window
-that holds the last line is written. Windows with no events are not written.
-
-Invalid lines (no tab, a bad time, a time earlier than the line before, an
-empty item) are reported on standard error with their line number and skipped.
-
-Exit status: 0 if every line was used, 1 if any line was skipped or the input
-could not be read to its end, 2 for a usage error.
-
-Flags:
-`
-
-// config is the parsed command line.
-type config struct {
-	window, slide time.Duration
-	k             int
-	width, depth  int
-	candidates    int
-	final, exact  bool
-	file          string
+// Config is what topk runs with; `rankstream topk` fills it from its flags
+// and the RANKSTREAM_* environment.
+type Config struct {
+	Window, Slide time.Duration // the sliding window and its step
+	K             int           // items per window
+	Width, Depth  int           // the Count-Min Sketch's shape
+	Candidates    int           // items counted exactly besides the sketch
+	Final         bool          // write only the last window
+	Exact         bool          // count exactly (package sketch/exact) instead of with the sketch
 }
 
-// Run executes `rankstream topk` with args (without the subcommand's name)
-// and returns the exit status.
-func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	cfg, err := parseFlags(args, stdout, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return ExitOK
+// DefaultConfig returns the sketch's defaults, writing every window.
+func DefaultConfig() Config {
+	return Config{
+		Window: sketch.DefaultWindow, Slide: sketch.DefaultSlide, K: sketch.DefaultK,
+		Width: sketch.DefaultWidth, Depth: sketch.DefaultDepth, Candidates: sketch.DefaultCandidates,
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "rankstream topk: %v\n", err)
-		return ExitUsage
-	}
+}
+
+// Run reads the lines "<time>\t<item>" of in, in time order, and writes one
+// JSON line per window step to stdout, reporting invalid lines on stderr. It
+// returns the exit status: ExitUsage if cfg is invalid.
+func Run(ctx context.Context, cfg Config, in io.Reader, stdout, stderr io.Writer) int {
 	eng, err := newEngine(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "rankstream topk: %v\n", err)
 		return ExitUsage
-	}
-	in := stdin
-	if cfg.file != "" && cfg.file != "-" {
-		f, err := os.Open(cfg.file)
-		if err != nil {
-			fmt.Fprintf(stderr, "rankstream topk: %v\n", err)
-			return ExitUsage
-		}
-		defer f.Close()
-		in = f
 	}
 	out := bufio.NewWriter(stdout)
 	r := &runner{cfg: cfg, eng: eng, out: out, stderr: stderr}
@@ -99,45 +66,9 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return status
 }
 
-func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
-	var cfg config
-	fs := flag.NewFlagSet("rankstream topk", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.DurationVar(&cfg.window, "window", sketch.DefaultWindow, "length of the sliding window; a multiple of --slide")
-	fs.DurationVar(&cfg.slide, "slide", sketch.DefaultSlide, "how far the window moves at each step; one output line per step")
-	fs.IntVar(&cfg.k, "k", sketch.DefaultK, "number of items per window")
-	fs.IntVar(&cfg.width, "width", sketch.DefaultWidth, "counters per row of the Count-Min Sketch (error about e/width × events in the window)")
-	fs.IntVar(&cfg.depth, "depth", sketch.DefaultDepth, "rows of the Count-Min Sketch (bound holds with probability 1 − e^−depth)")
-	fs.IntVar(&cfg.candidates, "candidates", sketch.DefaultCandidates, "items counted exactly besides the sketch; at least --k")
-	fs.BoolVar(&cfg.final, "final", false, "write only the last window")
-	fs.BoolVar(&cfg.exact, "exact", false, "count exactly with a hash map instead of the sketch (every error is 0), for checking")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), usage)
-		fs.PrintDefaults()
-	}
-	for _, a := range args {
-		if a == "-h" || a == "-help" || a == "--help" {
-			fs.SetOutput(stdout)
-			fs.Usage()
-			return cfg, flag.ErrHelp
-		}
-	}
-	if err := fs.Parse(args); err != nil {
-		return cfg, err
-	}
-	switch fs.NArg() {
-	case 0:
-	case 1:
-		cfg.file = fs.Arg(0)
-	default:
-		return cfg, fmt.Errorf("at most one input file, got %d arguments", fs.NArg())
-	}
-	return cfg, nil
-}
-
 // runner turns input lines into window steps.
 type runner struct {
-	cfg     config
+	cfg     Config
 	eng     engine
 	out     *bufio.Writer
 	stderr  io.Writer
@@ -179,14 +110,13 @@ func (r *runner) run(ctx context.Context, in io.Reader) int {
 		status = ExitSkipped
 	}
 	if r.started {
-		// The last window is the one that holds the last line.
-		slide := int64(r.cfg.slide)
-		end := time.Unix(0, (floorDiv(r.last.UnixNano(), slide)+1)*slide)
-		if err := r.advance(end); err != nil {
+		// The last window is the one that holds the last line: a watermark one
+		// slide after it, rounded down to the slide, ends it.
+		if err := r.advance(r.last.Add(r.cfg.Slide)); err != nil {
 			fmt.Fprintf(r.stderr, "rankstream topk: %v\n", err)
 			return ExitSkipped
 		}
-		if r.cfg.final {
+		if r.cfg.Final {
 			if err := r.write(); err != nil {
 				fmt.Fprintf(r.stderr, "rankstream topk: %v\n", err)
 				return ExitSkipped
@@ -209,13 +139,13 @@ func (r *runner) advance(t time.Time) error {
 		return nil
 	}
 	_, end := r.eng.bounds()
-	for next := end.Add(r.cfg.slide); !next.After(t); next = next.Add(r.cfg.slide) {
+	for next := end.Add(r.cfg.Slide); !next.After(t); next = next.Add(r.cfg.Slide) {
 		if r.eng.empty() {
 			r.eng.advance(t)
 			return nil
 		}
 		r.eng.advance(next)
-		if r.cfg.final {
+		if r.cfg.Final {
 			continue
 		}
 		if err := r.write(); err != nil {

@@ -6,30 +6,44 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
 
-// run executes the command and returns its output and exit status.
-func run(t *testing.T, input string, args ...string) (stdout, stderr string, status int) {
+// run runs topk on input with cfg and returns its output and exit status.
+func run(t *testing.T, input string, cfg Config) (stdout, stderr string, status int) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	status = Run(context.Background(), args, strings.NewReader(input), &out, &errOut)
+	status = Run(context.Background(), cfg, strings.NewReader(input), &out, &errOut)
 	return out.String(), errOut.String(), status
 }
 
+// with returns the default config changed by set.
+func with(set func(*Config)) Config {
+	c := DefaultConfig()
+	set(&c)
+	return c
+}
+
+// shape returns the default config with a window and slide, and more changes.
+func shape(window, slide time.Duration, set ...func(*Config)) Config {
+	return with(func(c *Config) {
+		c.Window, c.Slide = window, slide
+		for _, s := range set {
+			s(c)
+		}
+	})
+}
+
+func final(c *Config)   { c.Final = true }
+func counted(c *Config) { c.Exact = true }
+
 func TestRun(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "in.tsv")
-	if err := os.WriteFile(file, []byte("2026-11-30T10:00:01Z\tgo\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	s := time.Second
 	tests := []struct {
 		name       string
-		args       []string
+		cfg        Config
 		input      string
 		wantOut    []string // exact output lines
 		wantErr    []string // substrings of stderr
@@ -37,7 +51,7 @@ func TestRun(t *testing.T) {
 	}{
 		{
 			name:  "windows step by step",
-			args:  []string{"--window", "10s", "--slide", "5s"},
+			cfg:   shape(10*s, 5*s),
 			input: "2026-11-30T10:00:01Z\tgo\n2026-11-30T10:00:02Z\trust\n2026-11-30T10:00:06Z\tgo\n",
 			wantOut: []string{
 				`{"window_start":"2026-11-30T09:59:55Z","window_end":"2026-11-30T10:00:05Z","items":[{"item":"go","count":1,"error":0},{"item":"rust","count":1,"error":0}]}`,
@@ -46,7 +60,7 @@ func TestRun(t *testing.T) {
 		},
 		{
 			name:  "final only",
-			args:  []string{"--window", "10s", "--slide", "5s", "--final"},
+			cfg:   shape(10*s, 5*s, final),
 			input: "2026-11-30T10:00:01Z\tgo\n2026-11-30T10:00:02Z\trust\n2026-11-30T10:00:06Z\tgo\n",
 			wantOut: []string{
 				`{"window_start":"2026-11-30T10:00:00Z","window_end":"2026-11-30T10:00:10Z","items":[{"item":"go","count":2,"error":0},{"item":"rust","count":1,"error":0}]}`,
@@ -54,7 +68,7 @@ func TestRun(t *testing.T) {
 		},
 		{
 			name:  "normalised items, offsets and epoch milliseconds",
-			args:  []string{"--window", "10s", "--slide", "10s", "--exact"},
+			cfg:   shape(10*s, 10*s, counted),
 			input: "2026-11-30T18:00:01+08:00\t  Weather \t TODAY \n1796032802000\tweather today\n2026-11-30T10:00:03Z\tSTRASSE\n2026-11-30T10:00:04Z\tStraße\n",
 			wantOut: []string{
 				`{"window_start":"2026-11-30T10:00:00Z","window_end":"2026-11-30T10:00:10Z","items":[{"item":"strasse","count":2,"error":0},{"item":"weather today","count":2,"error":0}]}`,
@@ -62,7 +76,7 @@ func TestRun(t *testing.T) {
 		},
 		{
 			name:  "k limits the items",
-			args:  []string{"--window", "5s", "--slide", "5s", "--k", "1"},
+			cfg:   shape(5*s, 5*s, func(c *Config) { c.K = 1 }),
 			input: "2026-11-30T10:00:01Z\ta\n2026-11-30T10:00:02Z\tb\n2026-11-30T10:00:03Z\tb\n",
 			wantOut: []string{
 				`{"window_start":"2026-11-30T10:00:00Z","window_end":"2026-11-30T10:00:05Z","items":[{"item":"b","count":2,"error":0}]}`,
@@ -70,7 +84,7 @@ func TestRun(t *testing.T) {
 		},
 		{
 			name:  "a gap skips the empty windows",
-			args:  []string{"--window", "5s", "--slide", "5s"},
+			cfg:   shape(5*s, 5*s),
 			input: "2026-11-30T10:00:01Z\ta\n2026-11-30T12:00:01Z\tb\n",
 			wantOut: []string{
 				`{"window_start":"2026-11-30T10:00:00Z","window_end":"2026-11-30T10:00:05Z","items":[{"item":"a","count":1,"error":0}]}`,
@@ -79,7 +93,7 @@ func TestRun(t *testing.T) {
 		},
 		{
 			name:  "invalid lines are reported and skipped",
-			args:  []string{"--window", "5s", "--slide", "5s"},
+			cfg:   shape(5*s, 5*s),
 			input: "2026-11-30T10:00:01Z\ta\nno tab here\nyesterday\tb\n2026-11-30T10:00:00Z\tc\n2026-11-30T10:00:02Z\t   \n\n2026-11-30T10:00:03Z\ta\n",
 			wantOut: []string{
 				`{"window_start":"2026-11-30T10:00:00Z","window_end":"2026-11-30T10:00:05Z","items":[{"item":"a","count":2,"error":0}]}`,
@@ -92,38 +106,23 @@ func TestRun(t *testing.T) {
 		},
 		{
 			name:       "a time without offset is invalid",
-			args:       []string{"--exact"},
+			cfg:        with(counted),
 			input:      "2026-11-30T10:00:01\ta\n",
 			wantErr:    []string{"line 1: time"},
 			wantStatus: ExitSkipped,
 		},
-		{
-			name:    "file argument",
-			args:    []string{"--slide", "1s", "--window", "1s", file},
-			wantOut: []string{`{"window_start":"2026-11-30T10:00:01Z","window_end":"2026-11-30T10:00:02Z","items":[{"item":"go","count":1,"error":0}]}`},
-		},
-		{name: "empty input", input: ""},
-		{name: "help", args: []string{"--help"}, wantOut: nil, wantStatus: ExitOK},
-		{name: "unknown flag", args: []string{"--nope"}, wantErr: []string{"flag provided but not defined"}, wantStatus: ExitUsage},
-		{name: "window not a multiple of the slide", args: []string{"--window", "7s", "--slide", "5s"}, wantErr: []string{"window 7s"}, wantStatus: ExitUsage},
-		{name: "k above candidates", args: []string{"--k", "600"}, wantErr: []string{"candidates"}, wantStatus: ExitUsage},
-		{name: "two files", args: []string{"a", "b"}, wantErr: []string{"at most one input file"}, wantStatus: ExitUsage},
-		{name: "missing file", args: []string{filepath.Join(dir, "missing")}, wantErr: []string{"no such file"}, wantStatus: ExitUsage},
-		{name: "line too long", input: "2026-11-30T10:00:01Z\t" + strings.Repeat("x", maxLine) + "\n", wantErr: []string{"line 1: bufio.Scanner: token too long"}, wantStatus: ExitSkipped},
+		{name: "empty input", cfg: DefaultConfig(), input: ""},
+		{name: "window not a multiple of the slide", cfg: shape(7*s, 5*s), wantErr: []string{"window 7s"}, wantStatus: ExitUsage},
+		{name: "exact: window not a multiple of the slide", cfg: shape(7*s, 5*s, counted), wantErr: []string{"window 7s"}, wantStatus: ExitUsage},
+		{name: "k above candidates", cfg: with(func(c *Config) { c.K = 600 }), wantErr: []string{"candidates"}, wantStatus: ExitUsage},
+		{name: "exact: k of 0", cfg: with(func(c *Config) { c.K, c.Exact = 0, true }), wantErr: []string{"k 0"}, wantStatus: ExitUsage},
+		{name: "line too long", cfg: DefaultConfig(), input: "2026-11-30T10:00:01Z\t" + strings.Repeat("x", maxLine) + "\n", wantErr: []string{"line 1: bufio.Scanner: token too long"}, wantStatus: ExitSkipped},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, errOut, status := run(t, tt.input, tt.args...)
+			out, errOut, status := run(t, tt.input, tt.cfg)
 			if status != tt.wantStatus {
 				t.Errorf("status %d, want %d; stderr:\n%s", status, tt.wantStatus, errOut)
-			}
-			if tt.name == "help" {
-				for _, f := range []string{"Usage: rankstream topk", "-window", "-slide", "-k", "-width", "-depth", "-candidates", "-final", "-exact", "Exit status"} {
-					if !strings.Contains(out, f) {
-						t.Errorf("help lacks %q:\n%s", f, out)
-					}
-				}
-				return
 			}
 			var lines []string
 			if out != "" {
@@ -159,10 +158,11 @@ func TestSketchAgreesWithExact(t *testing.T) {
 			i := rng.IntN(1 + rng.IntN(distinct))
 			fmt.Fprintf(&b, "%d\tQuery %d\n", ts.UnixMilli(), i)
 		}
-		flags := []string{"--window", "1m", "--slide", "5s", "--k", "10", "--width", "1024"}
-		approxOut, _, s1 := run(t, b.String(), flags...)
+		cfg := shape(time.Minute, 5*time.Second, func(c *Config) { c.K, c.Width = 10, 1024 })
+		approxOut, _, s1 := run(t, b.String(), cfg)
 		// All items of each window, exactly.
-		exactOut, _, s2 := run(t, b.String(), append(flags, "--exact", "--k", "1000000")...)
+		cfg.Exact, cfg.K = true, 1_000_000
+		exactOut, _, s2 := run(t, b.String(), cfg)
 		if s1 != 0 || s2 != 0 {
 			t.Fatalf("seed %d: status %d and %d", seed, s1, s2)
 		}
@@ -217,7 +217,7 @@ func TestRunStopsOnCancel(t *testing.T) {
 	cancel()
 	input := strings.Repeat("2026-11-30T10:00:01Z\ta\n", 10_000)
 	var out, errOut bytes.Buffer
-	if status := Run(ctx, nil, strings.NewReader(input), &out, &errOut); status != ExitSkipped {
+	if status := Run(ctx, DefaultConfig(), strings.NewReader(input), &out, &errOut); status != ExitSkipped {
 		t.Fatalf("status %d after cancel, want %d", status, ExitSkipped)
 	}
 	if !strings.Contains(errOut.String(), "context canceled") {
