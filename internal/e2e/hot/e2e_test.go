@@ -1,7 +1,6 @@
 package hote2e
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -23,6 +22,7 @@ import (
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/hot"
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
+	"github.com/rankstream/rankstream/sketch/exact"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -302,28 +302,27 @@ func checkExact(t *testing.T, rows []row, queries []query, least int) {
 	for _, r := range rows {
 		byEnd[r.WindowEnd.UnixMilli()] = append(byEnd[r.WindowEnd.UnixMilli()], r)
 	}
-	exact := map[string]uint64{}
-	lo, hi := 0, 0
+	counter, err := exact.New(e2eWindow, e2eSlide)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := 0
 	for _, endMs := range slices.Sorted(maps.Keys(byEnd)) {
-		for ; hi < len(queries) && queries[hi].ms < endMs; hi++ {
-			exact[queries[hi].term]++
+		counter.Advance(time.UnixMilli(endMs))
+		for ; next < len(queries) && queries[next].ms < endMs; next++ {
+			counter.Add(queries[next].term, time.UnixMilli(queries[next].ms))
 		}
-		for ; lo < hi && queries[lo].ms < endMs-e2eWindow.Milliseconds(); lo++ {
-			if exact[queries[lo].term]--; exact[queries[lo].term] == 0 {
-				delete(exact, queries[lo].term)
-			}
-		}
-		if len(exact) == 0 {
+		top10 := counter.Top(10)
+		if len(top10) == 0 {
 			t.Fatalf("a snapshot for the window ending %s, which holds no query", time.UnixMilli(endMs))
 		}
-		counts := slices.SortedFunc(maps.Values(exact), func(a, b uint64) int { return cmp.Compare(b, a) })
-		tenth := counts[min(9, len(counts)-1)]
+		tenth := top10[len(top10)-1].Count
 		top := map[string]bool{}
 		for _, r := range byEnd[endMs] {
 			if r.Missing != 0 {
 				t.Fatalf("window ending %s: published without %d partitions", time.UnixMilli(endMs), r.Missing)
 			}
-			truth := exact[r.Item]
+			truth := counter.Count(r.Item)
 			if truth > r.Count || truth < r.Count-r.Error {
 				t.Fatalf("window ending %s: %q true count %d outside [%d, %d]", time.UnixMilli(endMs), r.Item, truth, r.Count-r.Error, r.Count)
 			}
@@ -334,9 +333,9 @@ func checkExact(t *testing.T, rows []row, queries []query, least int) {
 				top[r.Item] = true
 			}
 		}
-		for term, c := range exact {
-			if c > tenth && !top[term] {
-				t.Fatalf("window ending %s: %q (%d) is in the exact top 10 but not in the snapshot's", time.UnixMilli(endMs), term, c)
+		for _, it := range top10 {
+			if it.Count > tenth && !top[it.Item] {
+				t.Fatalf("window ending %s: %q (%d) is in the exact top 10 but not in the snapshot's", time.UnixMilli(endMs), it.Item, it.Count)
 			}
 		}
 	}
