@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"fmt"
-	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"net/http"
 	"sync"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/rankstream/rankstream/internal/obs"
+	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"github.com/rankstream/rankstream/topics"
 )
 

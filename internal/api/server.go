@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/rankstream/rankstream/internal/obs"
+	rsredis "github.com/rankstream/rankstream/sinks/redis"
 )
 
 // Paging limits of the contract.

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"net/http"
 	"time"
+
+	rsredis "github.com/rankstream/rankstream/sinks/redis"
 )
 
 // Entry is one row of a board.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"io"
 	"log/slog"
 	"net/http"
@@ -19,6 +18,7 @@ import (
 	"github.com/rankstream/rankstream/internal/board"
 	"github.com/rankstream/rankstream/internal/obs"
 	"github.com/rankstream/rankstream/internal/testenv"
+	rsredis "github.com/rankstream/rankstream/sinks/redis"
 )
 
 const day = board.Day(20261130)

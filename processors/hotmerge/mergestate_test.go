@@ -2,11 +2,12 @@ package hotmerge
 
 import (
 	"fmt"
-	"github.com/rankstream/rankstream/topics"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rankstream/rankstream/topics"
 )
 
 var mergeT0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)

@@ -3,7 +3,6 @@ package steps
 import (
 	"errors"
 	"fmt"
-	"github.com/rankstream/rankstream/internal/e2e"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/internal/e2e"
 )
 
 func TestApplyMergeRules(t *testing.T) {

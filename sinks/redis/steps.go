@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/rankstream/rankstream/internal/backoff"
 	"github.com/rankstream/rankstream/internal/board"
 	"github.com/rankstream/rankstream/internal/obs"
-	goredis "github.com/redis/go-redis/v9"
 )
 
 // ErrClosed is handed to the done callbacks of updates that could not be written before the

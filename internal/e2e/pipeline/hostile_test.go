@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"github.com/rankstream/rankstream/processors/hot"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/testenv"
+	"github.com/rankstream/rankstream/processors/hot"
 	"github.com/rankstream/rankstream/topics"
 )
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -20,6 +19,7 @@ import (
 	"github.com/rankstream/rankstream/internal/board"
 	"github.com/rankstream/rankstream/internal/testenv"
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
+	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"github.com/rankstream/rankstream/topics"
 )
 

@@ -2,7 +2,6 @@ package stepse2e
 
 import (
 	"context"
-	"github.com/rankstream/rankstream/internal/e2e"
 	"log/slog"
 	"sync/atomic"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/lovoo/goka"
 
+	"github.com/rankstream/rankstream/internal/e2e"
 	"github.com/rankstream/rankstream/internal/loadgen"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/steps"

@@ -4,10 +4,11 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"github.com/rankstream/rankstream/internal/e2e"
 	"math/rand/v2"
 	"slices"
 	"time"
+
+	"github.com/rankstream/rankstream/internal/e2e"
 )
 
 // This file generates step reports and computes what the pipeline must produce from them,
