@@ -401,7 +401,7 @@ func TestApplyOrderIndependence(t *testing.T) {
 		op    Op
 		retry bool
 	}
-	for trial := range 300 {
+	for trial := range 150 {
 		// Per board: its first ops in order; retries reference an earlier first op.
 		perBoard := make([][]rec, len(boards))
 		var retries []rec
