@@ -10,7 +10,8 @@
 // import only the standard library; topics imports sketch and internal/board; a processor
 // family imports topics, sketch and internal plumbing, never a sink or another family; a sink
 // imports topics and internal plumbing, never a processor, Kafka or another store's driver; the
-// read API imports sinks/redis and never a processor, Kafka or a store's driver; internal/app
+// read API imports sinks/redis and never a processor, Kafka or a store's driver; the boards
+// file reader (internal/boardsfile) imports internal/board and a YAML library only; internal/app
 // may import everything but cmd and the test harnesses; nothing imports cmd; only tests import
 // internal/testenv and internal/e2e. Test files may import anything.
 //
@@ -57,23 +58,24 @@ func join(lists ...[]string) []string { return slices.Concat(lists...) }
 // rules, by package prefix relative to the module ("x" covers x and x/...). The longest prefix
 // that matches a package is its rule.
 var rules = map[string]rule{
-	"sketch":           {stdOnly: true},
-	"internal/board":   {stdOnly: true},
-	"internal/backoff": {stdOnly: true},
-	"internal/arch":    {stdOnly: true},
-	"internal/obs":     {thirdPartyNot: join(kafkaLibs, drivers)},
-	"topics":           {may: []string{"sketch", "internal/board"}, thirdPartyNot: join([]string{"github.com/IBM/sarama", "github.com/twmb/franz-go"}, drivers)},
-	"processors":       {may: join([]string{"topics", "sketch", "internal/kafka"}, plumbing), thirdPartyNot: drivers},
-	"sinks/redis":      {may: join([]string{"topics"}, plumbing), thirdPartyNot: join(kafkaLibs, []string{clickhouse})},
-	"sinks/clickhouse": {may: join([]string{"topics"}, plumbing), thirdPartyNot: join(kafkaLibs, []string{redisLib})},
-	"internal/kafka":   {may: []string{"topics", "internal/obs", "internal/backoff"}, thirdPartyNot: drivers},
-	"internal/api":     {may: []string{"sinks/redis", "topics", "internal/board", "internal/obs"}, thirdPartyNot: join(kafkaLibs, drivers)},
-	"internal/loadgen": {may: []string{"topics", "sketch", "internal/board", "internal/obs"}, thirdPartyNot: drivers},
-	"internal/topkcli": {may: []string{"topics", "sketch", "internal/obs"}, thirdPartyNot: join(kafkaLibs, drivers)},
-	"internal/app":     {anyModule: true, mayNot: []string{"cmd", "internal/e2e", "internal/testenv", "internal/arch"}},
-	"cmd":              {anyModule: true, mayNot: []string{"internal/e2e", "internal/testenv", "internal/arch"}},
-	"internal/testenv": {},
-	"internal/e2e":     {anyModule: true, mayNot: []string{"cmd"}},
+	"sketch":              {stdOnly: true},
+	"internal/board":      {stdOnly: true},
+	"internal/backoff":    {stdOnly: true},
+	"internal/arch":       {stdOnly: true},
+	"internal/obs":        {thirdPartyNot: join(kafkaLibs, drivers)},
+	"topics":              {may: []string{"sketch", "internal/board"}, thirdPartyNot: join([]string{"github.com/IBM/sarama", "github.com/twmb/franz-go"}, drivers)},
+	"processors":          {may: join([]string{"topics", "sketch", "internal/kafka"}, plumbing), thirdPartyNot: drivers},
+	"sinks/redis":         {may: join([]string{"topics"}, plumbing), thirdPartyNot: join(kafkaLibs, []string{clickhouse})},
+	"sinks/clickhouse":    {may: join([]string{"topics"}, plumbing), thirdPartyNot: join(kafkaLibs, []string{redisLib})},
+	"internal/kafka":      {may: []string{"topics", "internal/obs", "internal/backoff"}, thirdPartyNot: drivers},
+	"internal/api":        {may: []string{"sinks/redis", "topics", "internal/board", "internal/obs"}, thirdPartyNot: join(kafkaLibs, drivers)},
+	"internal/boardsfile": {may: []string{"internal/board"}, thirdPartyNot: join(kafkaLibs, drivers)},
+	"internal/loadgen":    {may: []string{"topics", "sketch", "internal/board", "internal/obs"}, thirdPartyNot: drivers},
+	"internal/topkcli":    {may: []string{"topics", "sketch", "internal/obs"}, thirdPartyNot: join(kafkaLibs, drivers)},
+	"internal/app":        {anyModule: true, mayNot: []string{"cmd", "internal/e2e", "internal/testenv", "internal/arch"}},
+	"cmd":                 {anyModule: true, mayNot: []string{"internal/e2e", "internal/testenv", "internal/arch"}},
+	"internal/testenv":    {},
+	"internal/e2e":        {anyModule: true, mayNot: []string{"cmd"}},
 }
 
 // ruleOf returns the rule covering pkg and its prefix.
@@ -184,6 +186,11 @@ func TestRuleCatchesViolations(t *testing.T) {
 		{"internal/app", module + "processors/hot", false},
 		{"cmd/rankstream", module + "internal/e2e", true},
 		{"internal/kafka", module + "processors/steps", true},
+		{"internal/boardsfile", module + "internal/board", false},
+		{"internal/boardsfile", "go.yaml.in/yaml/v3", false},
+		{"internal/boardsfile", module + "topics", true},
+		{"internal/boardsfile", redisLib + "/v9", true},
+		{"internal/board", "go.yaml.in/yaml/v3", true},
 		{"internal/e2e/hot", module + "cmd/rankstream", true},
 		{"nowhere/new", "fmt", true}, // no rule covers it
 	} {

@@ -13,8 +13,8 @@ import (
 	"github.com/rankstream/rankstream/topics"
 )
 
-// Reader reads what the writers of this package write: the steps boards and the latest
-// hot-search snapshot. It is the read API's only access to Redis.
+// Reader reads what the writers of this package write: the steps boards, the score boards
+// and the latest hot-search snapshot. It is the read API's only access to Redis.
 type Reader struct{ rdb goredis.UniversalClient }
 
 // NewReader returns a Reader on rdb (OpenReader bounds its calls).

@@ -1,0 +1,225 @@
+package redis
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/rankstream/rankstream/internal/board"
+)
+
+// Score boards (declared boards, issue 11) are exact for every score in
+// [-board.MaxScore, board.MaxScore] and every reach time in [0, 2^48) ms (until the year
+// 10889), which a float64 sorted set score cannot hold together. So a board shard is a
+// sorted set whose scores are all 0, where Redis orders members by their bytes (memcmp), and
+// each member is an entry
+//
+//	entry = BE56(MaxScore - score) || BE48(reached ms) || member id
+//
+// The first 7 bytes sort by score descending (MaxScore - score is in [0, 2^48], and
+// big-endian bytes of fixed width compare like the numbers), the next 6 by reach time
+// ascending, and the rest by member id in byte order: lexicographic order is exactly the
+// ranking (higher score, then earlier reach, then smaller id), with no rounding anywhere. A
+// hash beside it maps each member id to its entry's 13-byte prefix, to find and remove a
+// member's entry. The sorted set and its hash share a hash tag, so one script updates both
+// atomically, in a Redis Cluster too.
+//
+// A board of N shards (board.Board.Shards) is N such pairs; a member lives in shard
+// xxhash(member) mod N, and each shard has its own hash tag so that a cluster spreads them.
+// The number of shards of a board must not change while its keys live: the reader would look
+// for members in the wrong shard.
+//
+// Memory: see README ("Score boards in Redis") for the bytes per member measured on the real
+// server.
+
+// entryPrefix is the length of an entry before the member id.
+const entryPrefix = 7 + 6
+
+// maxReachedMs bounds reach times: 6 bytes of milliseconds.
+const maxReachedMs = 1<<48 - 1
+
+// ErrEntryRange rejects a score or reach time the encoding cannot hold exactly.
+var ErrEntryRange = errors.New("redis: score board entry out of range")
+
+// BoardRef names one board of a period and scope: what the read API asks for and a write
+// goes to.
+type BoardRef struct {
+	Board    string
+	Period   board.Period
+	PeriodID string // ignored for total
+	Scope    string // "": the global board
+	Shards   int    // the board's shards, 1..board.MaxShards
+}
+
+// ScoreBoardKey returns the sorted set of shard i of the board: rank:{<board>:<period>[:<id>]
+// [:s:<scope>]:<i>}, e.g. rank:{arena:d:20261130:0} or rank:{arena:total:s:eu:3}. Names, ids
+// and scopes hold no ':', braces or spaces (checked by board and topics).
+func ScoreBoardKey(ref BoardRef, shard int) string {
+	var b strings.Builder
+	b.WriteString("rank:{")
+	b.WriteString(ref.Board)
+	b.WriteString(":")
+	b.WriteString(string(ref.Period))
+	if ref.Period != board.PeriodTotal {
+		b.WriteString(":" + ref.PeriodID)
+	}
+	if ref.Scope != "" {
+		b.WriteString(":s:" + ref.Scope)
+	}
+	b.WriteString(":" + strconv.Itoa(shard) + "}")
+	return b.String()
+}
+
+// ScoreBoardMembersKey returns the hash member -> entry prefix beside ScoreBoardKey (the same
+// hash tag).
+func ScoreBoardMembersKey(ref BoardRef, shard int) string { return ScoreBoardKey(ref, shard) + ":m" }
+
+// ShardOf returns the shard of member on a board of n shards.
+func ShardOf(member string, n int) int {
+	if n <= 1 {
+		return 0
+	}
+	return int(xxhash.Sum64String(member) % uint64(n))
+}
+
+// EncodeEntry returns the sorted-set member of (member, score, reached).
+func EncodeEntry(member string, score, reachedMs int64) (string, error) {
+	p, err := entryPrefixOf(score, reachedMs)
+	if err != nil {
+		return "", err
+	}
+	return p + member, nil
+}
+
+func entryPrefixOf(score, reachedMs int64) (string, error) {
+	if score < -board.MaxScore || score > board.MaxScore {
+		return "", fmt.Errorf("%w: score %d not in [-%d, %d]", ErrEntryRange, score, board.MaxScore, board.MaxScore)
+	}
+	if reachedMs < 0 || reachedMs > maxReachedMs {
+		return "", fmt.Errorf("%w: reach time %d ms not in [0, 2^48)", ErrEntryRange, reachedMs)
+	}
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[0:8], uint64(board.MaxScore-score)<<8) // bytes 0-6
+	binary.BigEndian.PutUint64(b[7:15], uint64(reachedMs)<<16)          // bytes 7-12
+	return string(b[:entryPrefix]), nil
+}
+
+// DecodeEntry returns what EncodeEntry encoded.
+func DecodeEntry(e string) (member string, score, reachedMs int64, err error) {
+	if len(e) < entryPrefix {
+		return "", 0, 0, fmt.Errorf("%w: entry of %d bytes", ErrEntryRange, len(e))
+	}
+	var b [16]byte
+	copy(b[:], e[:entryPrefix])
+	score = board.MaxScore - int64(binary.BigEndian.Uint64(b[0:8])>>8)
+	reachedMs = int64(binary.BigEndian.Uint64(b[7:15]) >> 16)
+	return e[entryPrefix:], score, reachedMs, nil
+}
+
+// setEntry puts member ARGV[1] in the shard KEYS[1] (sorted set) / KEYS[2] (hash) with the
+// entry prefix ARGV[2], replacing its previous entry, and sets both keys to expire at ARGV[3]
+// (unix seconds; 0: never). Writing the same entry again changes nothing.
+var setEntry = goredis.NewScript(`
+local old = redis.call('HGET', KEYS[2], ARGV[1])
+if old ~= ARGV[2] then
+  if old then redis.call('ZREM', KEYS[1], old .. ARGV[1]) end
+  redis.call('ZADD', KEYS[1], 0, ARGV[2] .. ARGV[1])
+  redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+end
+if ARGV[3] ~= '0' then
+  redis.call('EXPIREAT', KEYS[1], ARGV[3])
+  redis.call('EXPIREAT', KEYS[2], ARGV[3])
+end
+return 0`)
+
+// removeEntry takes member ARGV[1] off the shard KEYS[1] / KEYS[2].
+var removeEntry = goredis.NewScript(`
+local old = redis.call('HGET', KEYS[2], ARGV[1])
+if old then
+  redis.call('ZREM', KEYS[1], old .. ARGV[1])
+  redis.call('HDEL', KEYS[2], ARGV[1])
+end
+return 0`)
+
+// BoardWrite is one absolute write to a score board: the member's entry, or its removal.
+type BoardWrite struct {
+	Ref       BoardRef
+	Member    string
+	Present   bool // false: remove the member
+	Score     int64
+	ReachedMs int64
+	// ExpireAt is when the board's keys expire (zero: never, for total).
+	ExpireAt time.Time
+}
+
+// BoardWriter writes score boards. Every write is absolute (the member's entry, or its
+// absence), so writing a batch again, after a failure or a redelivery, gives the same boards.
+type BoardWriter struct{ rdb goredis.UniversalClient }
+
+// NewBoardWriter returns a writer on rdb (Open bounds its calls).
+func NewBoardWriter(rdb goredis.UniversalClient) *BoardWriter { return &BoardWriter{rdb: rdb} }
+
+// Write applies the writes in order, in one pipeline. It checks every write before sending
+// any: an entry out of range (ErrEntryRange) is a permanent error and nothing is written. A
+// failed pipeline may have applied a part of the writes: writing the whole batch again is
+// harmless.
+func (w *BoardWriter) Write(ctx context.Context, writes []BoardWrite) error {
+	type op struct {
+		keys []string
+		args []any
+		set  bool
+	}
+	ops := make([]op, 0, len(writes))
+	for _, x := range writes {
+		if x.Ref.Shards < 1 || x.Ref.Shards > board.MaxShards {
+			return fmt.Errorf("redis: score board %s: %d shards", x.Ref.Board, x.Ref.Shards)
+		}
+		shard := ShardOf(x.Member, x.Ref.Shards)
+		keys := []string{ScoreBoardKey(x.Ref, shard), ScoreBoardMembersKey(x.Ref, shard)}
+		if !x.Present {
+			ops = append(ops, op{keys: keys, args: []any{x.Member}})
+			continue
+		}
+		p, err := entryPrefixOf(x.Score, x.ReachedMs)
+		if err != nil {
+			return fmt.Errorf("redis: score board %s member %q: %w", keys[0], x.Member, err)
+		}
+		exp := int64(0)
+		if !x.ExpireAt.IsZero() {
+			exp = x.ExpireAt.Unix()
+		}
+		ops = append(ops, op{keys: keys, args: []any{x.Member, p, exp}, set: true})
+	}
+	exec := func() error {
+		pipe := w.rdb.Pipeline()
+		for _, o := range ops {
+			if o.set {
+				setEntry.EvalSha(ctx, pipe, o.keys, o.args...)
+			} else {
+				removeEntry.EvalSha(ctx, pipe, o.keys, o.args...)
+			}
+		}
+		_, err := pipe.Exec(ctx)
+		return err
+	}
+	err := exec()
+	if err != nil && goredis.HasErrorPrefix(err, "NOSCRIPT") { // not loaded yet, or Redis lost its script cache
+		for _, s := range []*goredis.Script{setEntry, removeEntry} {
+			if lerr := s.Load(ctx, w.rdb).Err(); lerr != nil {
+				return fmt.Errorf("redis: load score board script: %w", lerr)
+			}
+		}
+		err = exec()
+	}
+	if err != nil {
+		return fmt.Errorf("redis: write %d score board entries: %w", len(ops), err)
+	}
+	return nil
+}
