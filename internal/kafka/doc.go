@@ -1,6 +1,10 @@
-// Package kafka turns one Kafka configuration into what the libraries need: goka processor
-// options (sarama underneath), a franz-go client, and the creation and
-// verification of rankstream's topics.
+// Package kafka is rankstream's Kafka plumbing, one file per job: the configuration and
+// goka's processor options over sarama (goka.go), the partitioner every producer shares
+// (partition.go), goka's in-memory table storage (memstore.go), the process's one long-lived
+// franz-go client with kadm over it (client.go) for topic set-up (admin.go), offsets and
+// clearing (offsets.go) and range reads (reader.go), and the processors' start-up, lag metric
+// and shutdown order (run.go), supervision (supervise.go) and dead letters (deadletter.go).
 //
-// It may import topics and the Kafka client libraries; it must not import processors or sinks.
+// It may import topics, internal/obs, internal/backoff and the Kafka client libraries; it must
+// not import processors or sinks.
 package kafka

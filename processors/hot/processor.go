@@ -4,7 +4,8 @@
 // merge group that combines the partitions' partials of a window into the snapshot it
 // publishes.
 //
-// It imports topics, sketch, internal/kafka (partitioning) and processors; never a sink.
+// It imports topics, sketch, internal/kafka (partitioning, processor start-up, the process's
+// Kafka client) and processors; never a sink.
 package hot
 
 import (
@@ -167,17 +168,13 @@ func markerKeys(n int) []string {
 	return keys
 }
 
-// Run runs the hot group until ctx ends.
-func Run(ctx context.Context, cfg Config, brokers []string, opts ...goka.ProcessorOption) error {
-	kc := kafka.Config{Brokers: brokers}
-	cl, err := kc.Client(kgo.ProducerLinger(0),
-		kgo.ProducerBatchMaxBytes(topics.MaxCheckpointBytes), kgo.MaxBufferedBytes(4*topics.MaxCheckpointBytes))
-	if err != nil {
-		return fmt.Errorf("hot processor: %w", err)
-	}
-	defer cl.Close()
-	p := newProcessor(cfg, &kafkaIO{kc: kc, cl: cl})
-	proc, err := goka.NewProcessor(brokers, p.graph(), opts...)
+// Run runs the hot group until ctx ends on cl's cluster (its brokers; opts are the goka
+// processor's options, kafka.Config.ProcessorOptions). Partials and checkpoints are written,
+// and checkpoints and loop records read back, through cl, the process's Kafka client, which
+// the caller closes after Run returned.
+func Run(ctx context.Context, cfg Config, cl *kafka.Client, opts ...goka.ProcessorOption) error {
+	p := newProcessor(cfg, &kafkaIO{cl: cl})
+	proc, err := goka.NewProcessor(cl.Config().Brokers, p.graph(), opts...)
 	if err != nil {
 		return fmt.Errorf("hot processor: %w", err)
 	}
