@@ -18,6 +18,9 @@ import (
 // batch larger than that whole anyway. Checkpoints reach topics.MaxCheckpointBytes.
 const fetchMaxBytes = 64 << 20
 
+// decompressor decompresses fetched batches (safe for concurrent use).
+var decompressor = kgo.DefaultDecompressor()
+
 // fetchWait is how long a broker may hold a fetch while the records asked for are not yet
 // readable (not yet replicated).
 const fetchWait = 500 * time.Millisecond
@@ -137,7 +140,7 @@ func (c *Client) fetched(ctx context.Context, topic string, rp *kmsg.FetchRespon
 	if !ok {
 		return nil
 	}
-	fp, after := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Topic: topic, Partition: p, Offset: from}, rp, kgo.DefaultDecompressor(), nil)
+	fp, after := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Topic: topic, Partition: p, Offset: from}, rp, decompressor, nil)
 	switch {
 	case errors.Is(fp.Err, kerr.OffsetOutOfRange):
 		// Retention removed the start of the range: go on from the log's start.

@@ -41,7 +41,8 @@ func createTopic(ctx context.Context, t *testing.T, cl *kafka.Client, n int32, c
 }
 
 // TestReadRanges reads offset ranges of several partitions, at once from concurrent Reads, up
-// to a record far above franz-go's default fetch sizes (a checkpoint-sized value).
+// to a record far above franz-go's default fetch sizes (a checkpoint-sized value), and the
+// records the Client's partitioner put in their key's partition.
 func TestReadRanges(t *testing.T) {
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -97,6 +98,21 @@ func TestReadRanges(t *testing.T) {
 		wg.Wait()
 		if got := read(map[int32]int64{1: 5}, map[int32]int64{1: 5}); len(got) != 0 {
 			t.Errorf("empty range read %v", got)
+		}
+
+		// A record not made by InPartition goes to its key's partition, as with every producer.
+		for _, key := range []string{"a", "b", "c", "d"} {
+			p := kafka.PartitionOf(key, 3)
+			end, err := cl.EndOffset(ctx, topic, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Key: []byte(key), Value: []byte(key)}); err != nil {
+				t.Fatal(err)
+			}
+			if got := read(map[int32]int64{p: end}, map[int32]int64{p: end + 1}); fmt.Sprint(got[p]) != fmt.Sprintf("[%d:%s]", end, key) {
+				t.Errorf("key %s: partition %d holds %v", key, p, got)
+			}
 		}
 	})
 }
