@@ -35,7 +35,6 @@ var ErrTopicMismatch = errors.New("kafka: topic does not match its spec")
 // for the topic and verifies it, so none starts a processor on a topic its broker does not
 // know yet. Only a mismatch (ErrTopicMismatch) means that retrying cannot help.
 func (c *Client) EnsureTopics(ctx context.Context, create bool) ([]TopicResult, error) {
-	adm := c.adm
 	specs := c.cfg.Names.Specs(c.cfg.partitions())
 	details, err := c.listTopics(ctx)
 	if err != nil {
@@ -55,7 +54,7 @@ func (c *Client) EnsureTopics(ctx context.Context, create bool) ([]TopicResult, 
 			missing = append(missing, s.Name+": missing")
 			continue
 		}
-		resp, err := adm.CreateTopic(ctx, int32(s.Partitions), int16(c.cfg.replication()), ptrs(s.Configs), s.Name)
+		resp, err := c.adm.CreateTopic(ctx, int32(s.Partitions), int16(c.cfg.replication()), ptrs(s.Configs), s.Name)
 		if err == nil {
 			err = resp.Err
 		}
@@ -74,7 +73,7 @@ func (c *Client) EnsureTopics(ctx context.Context, create bool) ([]TopicResult, 
 	for i, s := range specs {
 		names[i] = s.Name
 	}
-	configs, err := adm.DescribeTopicConfigs(ctx, names...)
+	configs, err := c.adm.DescribeTopicConfigs(ctx, names...)
 	if err != nil {
 		return results, fmt.Errorf("kafka: describe topic configs: %w", err)
 	}

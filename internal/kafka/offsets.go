@@ -17,11 +17,10 @@ import (
 // at. The group must have no running members (stop its processors first). It returns the
 // offsets committed.
 func (c *Client) ResetOffsets(ctx context.Context, group goka.Group, topic goka.Stream, at time.Time) (kadm.Offsets, error) {
-	adm := c.adm
 	var groups kadm.DescribedGroups
 	err := retry(ctx, func() error {
 		var err error
-		if groups, err = adm.DescribeGroups(ctx, string(group)); err == nil {
+		if groups, err = c.adm.DescribeGroups(ctx, string(group)); err == nil {
 			err = groups.Error()
 		}
 		if errors.Is(err, kerr.GroupIDNotFound) {
@@ -37,9 +36,9 @@ func (c *Client) ResetOffsets(ctx context.Context, group goka.Group, topic goka.
 	}
 	var listed kadm.ListedOffsets
 	if at.IsZero() {
-		listed, err = adm.ListStartOffsets(ctx, string(topic))
+		listed, err = c.adm.ListStartOffsets(ctx, string(topic))
 	} else {
-		listed, err = adm.ListOffsetsAfterMilli(ctx, at.UnixMilli(), string(topic))
+		listed, err = c.adm.ListOffsetsAfterMilli(ctx, at.UnixMilli(), string(topic))
 	}
 	if err == nil {
 		err = listed.Error()
@@ -49,7 +48,7 @@ func (c *Client) ResetOffsets(ctx context.Context, group goka.Group, topic goka.
 	}
 	offsets := listed.Offsets()
 	err = retry(ctx, func() error {
-		resp, err := adm.CommitOffsets(ctx, string(group), offsets)
+		resp, err := c.adm.CommitOffsets(ctx, string(group), offsets)
 		if err == nil {
 			err = resp.Error()
 		}
