@@ -96,7 +96,7 @@ func (p *produceFlags) parse(fs *flag.FlagSet, args []string, stderr io.Writer) 
 // sent.
 func (p *produceFlags) produce(ctx context.Context, stream goka.Stream, next func(time.Time) []loadgen.Record, log *slog.Logger, stdout io.Writer) error {
 	kc := p.kafka.config("")
-	cl, err := kc.Client(kgo.ProducerLinger(5*time.Millisecond), kgo.MaxBufferedRecords(100_000))
+	cl, err := kc.KgoClient(kgo.ProducerLinger(5*time.Millisecond), kgo.MaxBufferedRecords(100_000))
 	if err != nil {
 		return err
 	}

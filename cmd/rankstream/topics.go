@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+
+	"github.com/rankstream/rankstream/internal/kafka"
 )
 
 func runTopics(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -15,7 +17,12 @@ func runTopics(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	if err := parse(fs, args); err != nil {
 		return exitCode(err, stderr)
 	}
-	results, err := kf.config("").EnsureTopics(ctx, !*verify)
+	cl, err := kafka.NewClient(kf.config(""))
+	if err != nil {
+		return exitCode(err, stderr)
+	}
+	defer cl.Close()
+	results, err := cl.EnsureTopics(ctx, !*verify)
 	for _, r := range results {
 		state := "ok"
 		switch {

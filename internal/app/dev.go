@@ -80,7 +80,14 @@ func Dev(ctx context.Context, cfg DevConfig, stdout io.Writer, log *slog.Logger)
 		p.Kafka.StateDir = filepath.Join(cfg.DataDir, "state")
 	}
 	kc := p.Kafka
-	if err := EnsureTopics(ctx, kc, true, log); err != nil {
+	// The process's one Kafka client for topics, reads and synchronous writes (the consumer
+	// groups and the demo producers have their own); closed after every unit returned.
+	kcl, err := kafka.NewClient(kc)
+	if err != nil {
+		return err
+	}
+	defer kcl.Close()
+	if err := EnsureTopics(ctx, kcl, true, log); err != nil {
 		return err
 	}
 	if cfg.RedisAddr == "" {
@@ -88,14 +95,14 @@ func Dev(ctx context.Context, cfg DevConfig, stdout io.Writer, log *slog.Logger)
 		// The writes are absolute values, so replaying over the kept table state is exact. The
 		// hot groups need no replay: their windows come back from their checkpoints, and the
 		// next snapshot (one slide later) refills hot:search:latest.
-		if _, err := kc.ResetOffsets(ctx, kc.Names.Group(steps.Group), kc.Names.Stream(topics.StepsReported), time.Time{}); err != nil {
+		if _, err := kcl.ResetOffsets(ctx, kc.Names.Group(steps.Group), kc.Names.Stream(topics.StepsReported), time.Time{}); err != nil {
 			return err
 		}
 	}
 
 	sup := kafka.NewSupervisor(log)
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return Supervise(gctx, sup, p.Units()) })
+	g.Go(func() error { return Supervise(gctx, sup, p.Units(kcl)) })
 	g.Go(func() error {
 		qapi := api.New(rsredis.NewReader(qdb), log, api.WithRedisTimeout(cfg.RedisTimeout), api.WithReady(sup.Ready))
 		return ServeHTTP(gctx, cfg.HTTPAddr, qapi, log, func(a net.Addr) {
@@ -138,7 +145,7 @@ func demoSearch() (*loadgen.Search, error) {
 // demoProduce sends what next generates into the stream at rate records per second until ctx
 // ends.
 func demoProduce(ctx context.Context, kc kafka.Config, stream goka.Stream, rate float64, next func(time.Time) []loadgen.Record, log *slog.Logger) error {
-	cl, err := kc.Client(kgo.ProducerLinger(10 * time.Millisecond))
+	cl, err := kc.KgoClient(kgo.ProducerLinger(10 * time.Millisecond))
 	if err != nil {
 		return err
 	}

@@ -50,25 +50,21 @@ type StepsConfig struct {
 }
 
 // Units returns the units of every processor, each run by a kafka.Supervisor: steps with its
-// Redis sink, hot, hot-merge and, with a history store, hot-history.
-func (p Pipeline) Units() []Unit {
+// Redis sink, hot, hot-merge and, with a history store, hot-history. cl is the process's Kafka
+// client (of p.Kafka), shared by the units and closed by the caller once they all returned.
+func (p Pipeline) Units(cl *kafka.Client) []Unit {
 	p.Hot.Names, p.Hot.Partitions, p.Hot.Log = p.Kafka.Names, p.Kafka.Partitions, p.Log
 	p.Merge.Names, p.Merge.Partitions, p.Merge.Log = p.Kafka.Names, p.Kafka.Partitions, p.Log
 	kc, log := p.Kafka, p.Log
 	units := []Unit{
 		{string(steps.Group), p.runSteps},
 		{string(hot.Group), func(ctx context.Context) error {
-			return hot.Run(ctx, p.Hot, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(hot.Group), log)...)
+			return hot.Run(ctx, p.Hot, cl, kc.ProcessorOptions(kc.Names.Group(hot.Group), log)...)
 		}},
 		{string(hotmerge.Group), func(ctx context.Context) error {
 			pub := Publisher{Redis: rsredis.NewHotWriter(p.Redis)}
 			if p.History != nil {
-				q, err := history.NewQueue(kc)
-				if err != nil {
-					return err
-				}
-				defer q.Close()
-				pub.History = q
+				pub.History = history.NewQueue(cl)
 			}
 			return hotmerge.Run(ctx, p.Merge, pub, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(hotmerge.Group), log)...)
 		}},

@@ -46,6 +46,13 @@ func Process(ctx context.Context, cfg ProcessConfig, log *slog.Logger) error {
 		p.History = History{Sink: hist}
 	}
 
+	// The process's one Kafka client for topics, reads and synchronous writes (the consumer
+	// groups have their own); closed after every unit returned.
+	kcl, err := kafka.NewClient(p.Kafka)
+	if err != nil {
+		return err
+	}
+	defer kcl.Close()
 	sup := kafka.NewSupervisor(log)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
@@ -53,10 +60,10 @@ func Process(ctx context.Context, cfg ProcessConfig, log *slog.Logger) error {
 		return ServeHTTP(gctx, cfg.HTTPAddr, mux, log, nil)
 	})
 	g.Go(func() error {
-		if err := EnsureTopics(gctx, p.Kafka, cfg.CreateTopics, log); err != nil {
+		if err := EnsureTopics(gctx, kcl, cfg.CreateTopics, log); err != nil {
 			return err
 		}
-		return Supervise(gctx, sup, p.Units())
+		return Supervise(gctx, sup, p.Units(kcl))
 	})
 	log.Info("processing", "brokers", p.Kafka.Brokers, "redis", cfg.RedisAddr, slog.String("http", cfg.HTTPAddr))
 	return g.Wait()

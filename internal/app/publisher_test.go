@@ -33,23 +33,19 @@ func TestPublishChecksBeforeAnyWrite(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		kc := kafka.Config{Brokers: brokers, Partitions: 2, Names: topics.Names{Prefix: testenv.UniqueName(t, "publish") + "."}}
-		if _, err := kc.EnsureTopics(ctx, true); err != nil {
-			t.Fatal(err)
-		}
-		q, err := history.NewQueue(kc)
+		cl, err := kafka.NewClient(kc)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer q.Close()
+		defer cl.Close()
+		if _, err := cl.EnsureTopics(ctx, true); err != nil {
+			t.Fatal(err)
+		}
+		q := history.NewQueue(cl)
 		rdb := testenv.Redis(t)
 		pub := app.Publisher{Redis: rsredis.NewHotWriter(rdb), History: q}
 		queued := func() int64 {
-			cl, err := kc.Client()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cl.Close()
-			ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, string(kc.Names.Stream(topics.HotHistory)))
+			ends, err := cl.Admin().ListEndOffsets(ctx, string(kc.Names.Stream(topics.HotHistory)))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -32,21 +32,21 @@ func Supervise(ctx context.Context, sup *kafka.Supervisor, units []Unit) error {
 // topicsTimeout bounds one attempt of EnsureTopics.
 const topicsTimeout = 30 * time.Second
 
-// EnsureTopics creates and verifies the topics (kafka.Config.EnsureTopics), retrying with
+// EnsureTopics creates and verifies the topics (kafka.Client.EnsureTopics), retrying with
 // the supervisor's backoff (kafka.RestartBackoff) while the brokers cannot be reached or are not ready: a broker down
 // at start-up delays the start (each attempt logged), it does not end the process. A topic that
 // does not match its spec (or is missing with create=false) ends it.
-func EnsureTopics(ctx context.Context, kc kafka.Config, create bool, log *slog.Logger) error {
+func EnsureTopics(ctx context.Context, cl *kafka.Client, create bool, log *slog.Logger) error {
 	attempts := 1
 	err := backoff.Retry(ctx, kafka.RestartBackoff(), func(err error) bool { return !errors.Is(err, kafka.ErrTopicMismatch) },
 		func(attempt int, err error, wait time.Duration) {
 			attempts = attempt + 1
-			log.Warn("kafka: topics not ready, retrying", "attempt", attempt, "retry_in", wait, "brokers", kc.Brokers, "err", err)
+			log.Warn("kafka: topics not ready, retrying", "attempt", attempt, "retry_in", wait, "brokers", cl.Config().Brokers, "err", err)
 		},
 		func() error {
 			actx, cancel := context.WithTimeout(ctx, topicsTimeout)
 			defer cancel()
-			_, err := kc.EnsureTopics(actx, create)
+			_, err := cl.EnsureTopics(actx, create)
 			return err
 		})
 	if err == nil && attempts > 1 {

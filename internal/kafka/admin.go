@@ -4,25 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/rankstream/rankstream/internal/backoff"
 	"strings"
 	"time"
 
-	"github.com/rankstream/rankstream/topics"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
-)
+	"github.com/twmb/franz-go/pkg/kmsg"
 
-// Client returns a franz-go client for the brokers, with extra options.
-func (c Config) Client(opts ...kgo.Opt) (*kgo.Client, error) {
-	all := append([]kgo.Opt{kgo.SeedBrokers(c.Brokers...), kgo.ClientID(c.clientID())}, opts...)
-	cl, err := kgo.NewClient(all...)
-	if err != nil {
-		return nil, fmt.Errorf("kafka: client for %v: %w", c.Brokers, err)
-	}
-	return cl, nil
-}
+	"github.com/rankstream/rankstream/internal/backoff"
+	"github.com/rankstream/rankstream/topics"
+)
 
 // TopicResult says what EnsureTopics did with one topic.
 type TopicResult struct {
@@ -43,21 +34,11 @@ var ErrTopicMismatch = errors.New("kafka: topic does not match its spec")
 // creates it, the others get TopicAlreadyExists, which is fine; every one of them then waits
 // for the topic and verifies it, so none starts a processor on a topic its broker does not
 // know yet. Only a mismatch (ErrTopicMismatch) means that retrying cannot help.
-func (c Config) EnsureTopics(ctx context.Context, create bool) ([]TopicResult, error) {
-	// Fresh metadata on every request: the wait for created topics polls it.
-	cl, err := c.Client(kgo.MetadataMinAge(10 * time.Millisecond))
+func (c *Client) EnsureTopics(ctx context.Context, create bool) ([]TopicResult, error) {
+	specs := c.cfg.Names.Specs(c.cfg.partitions())
+	details, err := c.listTopics(ctx)
 	if err != nil {
 		return nil, err
-	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
-
-	specs := c.Names.Specs(c.partitions())
-	// All topics, not the named ones: asking for missing topics by name makes the client wait
-	// for them to appear.
-	details, err := adm.ListTopics(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("kafka: list topics: %w", err)
 	}
 	results := make([]TopicResult, len(specs))
 	var missing []string
@@ -73,7 +54,7 @@ func (c Config) EnsureTopics(ctx context.Context, create bool) ([]TopicResult, e
 			missing = append(missing, s.Name+": missing")
 			continue
 		}
-		resp, err := adm.CreateTopic(ctx, int32(s.Partitions), int16(c.replication()), ptrs(s.Configs), s.Name)
+		resp, err := c.adm.CreateTopic(ctx, int32(s.Partitions), int16(c.cfg.replication()), ptrs(s.Configs), s.Name)
 		if err == nil {
 			err = resp.Err
 		}
@@ -85,14 +66,14 @@ func (c Config) EnsureTopics(ctx context.Context, create bool) ([]TopicResult, e
 	if len(missing) > 0 {
 		return results, fmt.Errorf("%w: %s", ErrTopicMismatch, strings.Join(missing, "; "))
 	}
-	if details, err = waitVisible(ctx, adm, specs, fresh); err != nil {
+	if details, err = c.waitVisible(ctx, specs, fresh); err != nil {
 		return results, err
 	}
 	names := make([]string, len(specs))
 	for i, s := range specs {
 		names[i] = s.Name
 	}
-	configs, err := adm.DescribeTopicConfigs(ctx, names...)
+	configs, err := c.adm.DescribeTopicConfigs(ctx, names...)
 	if err != nil {
 		return results, fmt.Errorf("kafka: describe topic configs: %w", err)
 	}
@@ -114,11 +95,11 @@ func (c Config) EnsureTopics(ctx context.Context, create bool) ([]TopicResult, e
 // creation failed with TopicAlreadyExists because another one was faster), and a processor
 // started before that would not find it. The partition count of a topic that existed before is
 // final: verify reports a difference.
-func waitVisible(ctx context.Context, adm *kadm.Client, specs []topics.Spec, fresh map[string]bool) (kadm.TopicDetails, error) {
+func (c *Client) waitVisible(ctx context.Context, specs []topics.Spec, fresh map[string]bool) (kadm.TopicDetails, error) {
 	var details kadm.TopicDetails
 	err := retry(ctx, func() error {
 		var err error
-		if details, err = adm.ListTopics(ctx); err != nil {
+		if details, err = c.listTopics(ctx); err != nil {
 			return err
 		}
 		for _, s := range specs {
@@ -138,6 +119,39 @@ func waitVisible(ctx context.Context, adm *kadm.Client, specs []topics.Spec, fre
 		return nil
 	})
 	return details, err
+}
+
+// listTopics returns the details of the named topics, or of every topic without names, from a
+// metadata request of its own: kadm's ListTopics answers from the client's metadata cache, up
+// to 5 s old (kgo.MetadataMinAge), which would hide a topic just created or deleted.
+// EnsureTopics asks for all topics, not the ones it needs: asking for missing topics by name
+// makes the client wait for them to appear.
+func (c *Client) listTopics(ctx context.Context, names ...string) (kadm.TopicDetails, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	for _, n := range names {
+		t := kmsg.NewMetadataRequestTopic()
+		t.Topic = kmsg.StringPtr(n)
+		req.Topics = append(req.Topics, t)
+	}
+	resp, err := req.RequestWith(ctx, c.cl)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: list topics: %w", err)
+	}
+	details := make(kadm.TopicDetails, len(resp.Topics))
+	for _, t := range resp.Topics {
+		if t.Topic == nil {
+			continue
+		}
+		d := kadm.TopicDetail{Topic: *t.Topic, ID: kadm.TopicID(t.TopicID), IsInternal: t.IsInternal,
+			Partitions: make(kadm.PartitionDetails, len(t.Partitions)), Err: kerr.ErrorForCode(t.ErrorCode)}
+		for _, p := range t.Partitions {
+			d.Partitions[p.Partition] = kadm.PartitionDetail{Topic: *t.Topic, Partition: p.Partition, Leader: p.Leader,
+				LeaderEpoch: p.LeaderEpoch, Replicas: p.Replicas, ISR: p.ISR, OfflineReplicas: p.OfflineReplicas,
+				Err: kerr.ErrorForCode(p.ErrorCode)}
+		}
+		details[d.Topic] = d
+	}
+	return details, nil
 }
 
 // errNotYet marks a condition that settles by itself; retry waits for it.

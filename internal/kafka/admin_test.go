@@ -19,11 +19,12 @@ func TestEnsureTopicsCreatesThenVerifies(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		kc := kafka.Config{Brokers: brokers, Partitions: 4, Names: topics.Names{Prefix: testenv.UniqueName(t, "admin") + "."}}
+		cl := newClient(t, kc)
 
-		if _, err := kc.EnsureTopics(ctx, false); !errors.Is(err, kafka.ErrTopicMismatch) || !strings.Contains(err.Error(), "missing") {
+		if _, err := cl.EnsureTopics(ctx, false); !errors.Is(err, kafka.ErrTopicMismatch) || !strings.Contains(err.Error(), "missing") {
 			t.Fatalf("verify before create: %v", err)
 		}
-		res, err := kc.EnsureTopics(ctx, true)
+		res, err := cl.EnsureTopics(ctx, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -32,16 +33,11 @@ func TestEnsureTopicsCreatesThenVerifies(t *testing.T) {
 				t.Fatalf("%s not created", r.Name)
 			}
 		}
-		if _, err := kc.EnsureTopics(ctx, false); err != nil {
+		if _, err := cl.EnsureTopics(ctx, false); err != nil {
 			t.Fatalf("verify after create: %v", err)
 		}
 
-		cl, err := kc.Client()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cl.Close()
-		configs, err := kadm.NewClient(cl).DescribeTopicConfigs(ctx, string(kc.Names.Table(topics.StepsGroup)))
+		configs, err := cl.Admin().DescribeTopicConfigs(ctx, string(kc.Names.Table(topics.StepsGroup)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +52,7 @@ func TestEnsureTopicsCreatesThenVerifies(t *testing.T) {
 
 		// The same names with another partition count break co-partitioning: reported.
 		kc.Partitions = 6
-		if _, err := kc.EnsureTopics(ctx, true); !errors.Is(err, kafka.ErrTopicMismatch) || !strings.Contains(err.Error(), "4 partitions, want 6") {
+		if _, err := newClient(t, kc).EnsureTopics(ctx, true); !errors.Is(err, kafka.ErrTopicMismatch) || !strings.Contains(err.Error(), "4 partitions, want 6") {
 			t.Fatalf("mismatch not reported: %v", err)
 		}
 	})
@@ -67,10 +63,11 @@ func TestResetOffsetsToStart(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		kc := kafka.Config{Brokers: brokers, Partitions: 2, Names: topics.Names{Prefix: testenv.UniqueName(t, "reset") + "."}}
-		if _, err := kc.EnsureTopics(ctx, true); err != nil {
+		cl := newClient(t, kc)
+		if _, err := cl.EnsureTopics(ctx, true); err != nil {
 			t.Fatal(err)
 		}
-		offs, err := kc.ResetOffsets(ctx, "g", kc.Names.Stream(topics.StepsReported), time.Time{})
+		offs, err := cl.ResetOffsets(ctx, "g", kc.Names.Stream(topics.StepsReported), time.Time{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,4 +82,15 @@ func TestResetOffsetsToStart(t *testing.T) {
 			t.Fatalf("%d partitions reset, want 2", n)
 		}
 	})
+}
+
+// newClient returns a Client of kc, closed when the test ends.
+func newClient(t *testing.T, kc kafka.Config) *kafka.Client {
+	t.Helper()
+	cl, err := kafka.NewClient(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
 }

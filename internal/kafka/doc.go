@@ -1,10 +1,9 @@
-// Package kafka is rankstream's Kafka plumbing, split by job: the configuration of one
-// deployment (Config) and what the libraries need from it (goka processor options over sarama,
-// the partitioner every client shares, the in-memory table storage; franz-go clients); the
-// creation and verification of the topics (admin.go); offsets, clearing and range reads
-// (offsets.go); and what every goka processor shares: its start-up, lag metric and shutdown
-// order (Run), dead-lettering of bad records (DeadLetter) and the restarts of a failed unit
-// (Supervisor).
+// Package kafka is rankstream's Kafka plumbing, one file per job: the configuration and
+// goka's processor options over sarama (goka.go), the partitioner every producer shares
+// (partition.go), goka's in-memory table storage (memstore.go), the process's one long-lived
+// franz-go client with kadm over it (client.go) for topic set-up (admin.go), offsets and
+// clearing (offsets.go) and range reads (reader.go), and the processors' start-up, lag metric
+// and shutdown order (run.go), supervision (supervise.go) and dead letters (deadletter.go).
 //
 // It imports topics, internal/obs, internal/backoff and the Kafka client libraries; never a
 // processor, a sink or a store's driver.

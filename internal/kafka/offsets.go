@@ -16,18 +16,11 @@ import (
 // partition when at is zero, otherwise to the first record whose timestamp is at or after
 // at. The group must have no running members (stop its processors first). It returns the
 // offsets committed.
-func (c Config) ResetOffsets(ctx context.Context, group goka.Group, topic goka.Stream, at time.Time) (kadm.Offsets, error) {
-	cl, err := c.Client()
-	if err != nil {
-		return nil, err
-	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
-
+func (c *Client) ResetOffsets(ctx context.Context, group goka.Group, topic goka.Stream, at time.Time) (kadm.Offsets, error) {
 	var groups kadm.DescribedGroups
-	err = retry(ctx, func() error {
+	err := retry(ctx, func() error {
 		var err error
-		if groups, err = adm.DescribeGroups(ctx, string(group)); err == nil {
+		if groups, err = c.adm.DescribeGroups(ctx, string(group)); err == nil {
 			err = groups.Error()
 		}
 		if errors.Is(err, kerr.GroupIDNotFound) {
@@ -43,9 +36,9 @@ func (c Config) ResetOffsets(ctx context.Context, group goka.Group, topic goka.S
 	}
 	var listed kadm.ListedOffsets
 	if at.IsZero() {
-		listed, err = adm.ListStartOffsets(ctx, string(topic))
+		listed, err = c.adm.ListStartOffsets(ctx, string(topic))
 	} else {
-		listed, err = adm.ListOffsetsAfterMilli(ctx, at.UnixMilli(), string(topic))
+		listed, err = c.adm.ListOffsetsAfterMilli(ctx, at.UnixMilli(), string(topic))
 	}
 	if err == nil {
 		err = listed.Error()
@@ -55,7 +48,7 @@ func (c Config) ResetOffsets(ctx context.Context, group goka.Group, topic goka.S
 	}
 	offsets := listed.Offsets()
 	err = retry(ctx, func() error {
-		resp, err := adm.CommitOffsets(ctx, string(group), offsets)
+		resp, err := c.adm.CommitOffsets(ctx, string(group), offsets)
 		if err == nil {
 			err = resp.Error()
 		}
@@ -67,24 +60,23 @@ func (c Config) ResetOffsets(ctx context.Context, group goka.Group, topic goka.S
 	return offsets, nil
 }
 
+// clearBatchBytes bounds the keys of the tombstones Clear sends at once, so that no batch
+// exceeds a table's max.message.bytes (1 MiB by default) although the Client's producer takes
+// batches up to topics.MaxCheckpointBytes.
+const clearBatchBytes = 256 << 10
+
 // Clear empties a compacted topic (a processor's checkpoints or table) by writing a tombstone
 // for every key whose latest value is not one; readers that restore from it (goka's table
 // recovery, the hot group's checkpoints) then find nothing. Brokers refuse DeleteRecords on
 // compacted topics, hence tombstones. Nothing may write to the topic meanwhile.
-func (c Config) Clear(ctx context.Context, topic string) error {
-	cl, err := c.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	starts, err := adm.ListStartOffsets(ctx, topic)
+func (c *Client) Clear(ctx context.Context, topic string) error {
+	starts, err := c.adm.ListStartOffsets(ctx, topic)
 	if err == nil {
 		err = starts.Error()
 	}
 	var ends kadm.ListedOffsets
 	if err == nil {
-		ends, err = adm.ListEndOffsets(ctx, topic)
+		ends, err = c.adm.ListEndOffsets(ctx, topic)
 	}
 	if err == nil {
 		err = ends.Error()
@@ -108,57 +100,24 @@ func (c Config) Clear(ctx context.Context, topic string) error {
 	if err != nil {
 		return fmt.Errorf("kafka: clear %s: %w", topic, err)
 	}
-	var tombstones []*kgo.Record
+	var batch []*kgo.Record
+	size := 0
 	for part, keys := range live {
 		for k, alive := range keys {
-			if alive {
-				tombstones = append(tombstones, &kgo.Record{Topic: topic, Partition: part, Key: []byte(k)})
+			if !alive {
+				continue
+			}
+			batch = append(batch, InPartition(&kgo.Record{Topic: topic, Key: []byte(k)}, part))
+			if size += len(k) + 64; size >= clearBatchBytes {
+				if err := c.ProduceSync(ctx, batch...); err != nil {
+					return fmt.Errorf("kafka: clear %s: %w", topic, err)
+				}
+				batch, size = batch[:0], 0
 			}
 		}
 	}
-	if err := cl.ProduceSync(ctx, tombstones...).FirstErr(); err != nil {
+	if err := c.ProduceSync(ctx, batch...); err != nil {
 		return fmt.Errorf("kafka: clear %s: %w", topic, err)
-	}
-	return nil
-}
-
-// Read calls fn for every record of topic at offsets [from[p], to[p]) of each partition p in
-// from, in offset order within a partition, and returns once every range is read; records the
-// log no longer holds (retention, compaction) are skipped. The record at to[p]-1 must exist,
-// as the last record of a partition always does.
-func (c Config) Read(ctx context.Context, topic string, from, to map[int32]int64, fn func(*kgo.Record) error) error {
-	start := map[int32]kgo.Offset{}
-	for p, off := range from {
-		if off < to[p] {
-			start[p] = kgo.NewOffset().At(off)
-		}
-	}
-	if len(start) == 0 {
-		return nil
-	}
-	cl, err := c.Client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: start}),
-		kgo.FetchMaxPartitionBytes(64<<20), kgo.FetchMaxBytes(64<<20))
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	for left := len(start); left > 0; {
-		fetches := cl.PollFetches(ctx)
-		if err := fetches.Err(); err != nil {
-			return fmt.Errorf("kafka: read %s: %w", topic, err)
-		}
-		for it := fetches.RecordIter(); !it.Done(); {
-			r := it.Next()
-			if r.Offset >= to[r.Partition] {
-				continue // a range already read
-			}
-			if err := fn(r); err != nil {
-				return err
-			}
-			if r.Offset == to[r.Partition]-1 {
-				left--
-			}
-		}
 	}
 	return nil
 }

@@ -42,17 +42,13 @@ type Store interface {
 
 // Queue appends snapshots to the topic hot.history.
 type Queue struct {
-	cl    *kgo.Client
+	cl    *kafka.Client
 	topic string
 }
 
-// NewQueue returns a queue on kc's cluster; Close it.
-func NewQueue(kc kafka.Config) (*Queue, error) {
-	cl, err := kc.Client(kgo.ProducerLinger(0))
-	if err != nil {
-		return nil, fmt.Errorf("history queue: %w", err)
-	}
-	return &Queue{cl: cl, topic: string(kc.Names.Stream(topics.HotHistory))}, nil
+// NewQueue returns a queue writing through the process's Kafka client (the caller closes it).
+func NewQueue(cl *kafka.Client) *Queue {
+	return &Queue{cl: cl, topic: string(cl.Config().Names.Stream(topics.HotHistory))}
 }
 
 // Append stores s in the topic, keyed by its window end (Unix ms), and returns once the broker
@@ -63,14 +59,11 @@ func (q *Queue) Append(ctx context.Context, s topics.TopKSnapshot) error {
 		return fmt.Errorf("history queue: %w", err)
 	}
 	rec := &kgo.Record{Topic: q.topic, Key: []byte(strconv.FormatInt(s.WindowEnd.UnixMilli(), 10)), Value: v}
-	if err := q.cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
-		return fmt.Errorf("history queue: produce to %s: %w", q.topic, err)
+	if err := q.cl.ProduceSync(ctx, rec); err != nil {
+		return fmt.Errorf("history queue: %w", err)
 	}
 	return nil
 }
-
-// Close closes the queue's client.
-func (q *Queue) Close() { q.cl.Close() }
 
 // maxBatch is the most snapshots one write takes (about 10 rows each with the default K).
 const maxBatch = 500
@@ -84,7 +77,8 @@ func Run(ctx context.Context, kc kafka.Config, store Store, log *slog.Logger) er
 	group := string(kc.Names.Group(Group))
 	topic := string(kc.Names.Stream(topics.HotHistory))
 	log = log.With("group", group)
-	cl, err := kc.Client(kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.DisableAutoCommit(),
+	// A client of its own: it is a member of the group.
+	cl, err := kc.KgoClient(kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.DisableAutoCommit(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		return fmt.Errorf("history: %w", err)

@@ -4,41 +4,33 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rankstream/rankstream/internal/kafka"
 )
 
-// kafkaIO writes partials and checkpoints synchronously with franz-go, so that a checkpoint is
-// stored only after every partial emitted before it, and reads a partition's latest checkpoint
-// and loop records back.
-type kafkaIO struct {
-	kc kafka.Config
-	cl *kgo.Client
-}
+// kafkaIO writes partials and checkpoints synchronously through the process's Kafka client, so
+// that a checkpoint is stored only after every partial emitted before it, and reads a
+// partition's latest checkpoint and loop records back.
+type kafkaIO struct{ cl *kafka.Client }
 
 // produce stores records and returns once the brokers acknowledged all of them. franz-go
 // retries until ctx ends, so a broker that is down holds the partition back (and its offsets
 // uncommitted) instead of losing a partial.
 func (k *kafkaIO) produce(ctx context.Context, recs ...*kgo.Record) error {
-	if err := k.cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		return fmt.Errorf("hot: produce to %s: %w", recs[0].Topic, err)
+	if err := k.cl.ProduceSync(ctx, recs...); err != nil {
+		return fmt.Errorf("hot: %w", err)
 	}
 	return nil
 }
 
 // end returns a partition's end offset (the offset its next record will get).
 func (k *kafkaIO) end(ctx context.Context, topic string, partition int32) (int64, error) {
-	ends, err := kadm.NewClient(k.cl).ListEndOffsets(ctx, topic)
-	if err == nil {
-		err = ends.Error()
-	}
+	end, err := k.cl.EndOffset(ctx, topic, partition)
 	if err != nil {
-		return 0, fmt.Errorf("hot: end offsets of %s: %w", topic, err)
+		return 0, fmt.Errorf("hot: %w", err)
 	}
-	end, _ := ends.Lookup(topic, partition)
-	return end.Offset, nil
+	return end, nil
 }
 
 // latest returns the last record of a partition, or nil when the partition is empty.
@@ -54,7 +46,7 @@ func (k *kafkaIO) latest(ctx context.Context, topic string, partition int32) (*k
 
 // read calls fn for each record of a partition at offsets in [from, to), in order.
 func (k *kafkaIO) read(ctx context.Context, topic string, partition int32, from, to int64, fn func(*kgo.Record) error) error {
-	if err := k.kc.Read(ctx, topic, map[int32]int64{partition: from}, map[int32]int64{partition: to}, fn); err != nil {
+	if err := k.cl.Read(ctx, topic, map[int32]int64{partition: from}, map[int32]int64{partition: to}, fn); err != nil {
 		return fmt.Errorf("hot: read %s/%d: %w", topic, partition, err)
 	}
 	return nil

@@ -6,8 +6,8 @@
 // topic's records and the checkpoints are topics.HotLoopRecord and topics.HotCheckpoint; this
 // package only reads and writes them.
 //
-// It imports topics, sketch and internal plumbing (kafka, obs); never a sink or another
-// processor family.
+// It imports topics, sketch and internal plumbing (kafka: partitioning, processor start-up,
+// the process's Kafka client; obs); never a sink or another processor family.
 package hot
 
 import (
@@ -170,17 +170,13 @@ func markerKeys(n int) []string {
 	return keys
 }
 
-// Run runs the hot group until ctx ends.
-func Run(ctx context.Context, cfg Config, brokers []string, opts ...goka.ProcessorOption) error {
-	kc := kafka.Config{Brokers: brokers}
-	cl, err := kc.Client(kgo.ProducerLinger(0),
-		kgo.ProducerBatchMaxBytes(topics.MaxCheckpointBytes), kgo.MaxBufferedBytes(4*topics.MaxCheckpointBytes))
-	if err != nil {
-		return fmt.Errorf("hot processor: %w", err)
-	}
-	defer cl.Close()
-	p := newProcessor(cfg, &kafkaIO{kc: kc, cl: cl})
-	proc, err := goka.NewProcessor(brokers, p.graph(), opts...)
+// Run runs the hot group until ctx ends on cl's cluster (its brokers; opts are the goka
+// processor's options, kafka.Config.ProcessorOptions). Partials and checkpoints are written,
+// and checkpoints and loop records read back, through cl, the process's Kafka client, which
+// the caller closes after Run returned.
+func Run(ctx context.Context, cfg Config, cl *kafka.Client, opts ...goka.ProcessorOption) error {
+	p := newProcessor(cfg, &kafkaIO{cl: cl})
+	proc, err := goka.NewProcessor(cl.Config().Brokers, p.graph(), opts...)
 	if err != nil {
 		return fmt.Errorf("hot processor: %w", err)
 	}

@@ -15,7 +15,8 @@ import (
 // queries: their offsets on the queries, the loop and the partials go back to the start, and
 // the hot group's checkpoints and the merge group's table are emptied, so nothing of the
 // previous run is used. The snapshots come out the same: windows close on event time.
-func Replay(ctx context.Context, kc kafka.Config) error {
+func Replay(ctx context.Context, cl *kafka.Client) error {
+	kc := cl.Config()
 	for _, r := range []struct {
 		group  goka.Group
 		stream goka.Stream
@@ -24,12 +25,12 @@ func Replay(ctx context.Context, kc kafka.Config) error {
 		{Group, kc.Names.Loop(Group)},
 		{topics.HotMergeGroup, kc.Names.Stream(topics.HotPartials)},
 	} {
-		if _, err := kc.ResetOffsets(ctx, kc.Names.Group(r.group), r.stream, time.Time{}); err != nil {
+		if _, err := cl.ResetOffsets(ctx, kc.Names.Group(r.group), r.stream, time.Time{}); err != nil {
 			return fmt.Errorf("hot replay: %w", err)
 		}
 	}
 	for _, t := range []string{string(kc.Names.Stream(topics.HotCheckpoints)), string(kc.Names.Table(topics.HotMergeGroup))} {
-		if err := kc.Clear(ctx, t); err != nil {
+		if err := cl.Clear(ctx, t); err != nil {
 			return fmt.Errorf("hot replay: %w", err)
 		}
 	}

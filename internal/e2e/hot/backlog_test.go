@@ -57,9 +57,7 @@ func TestHotSearchBacklog(t *testing.T) {
 				kc := kafka.Config{Brokers: brokers, Partitions: sh.partitions, Names: topics.Names{Prefix: prefix}}
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 				defer cancel()
-				if _, err := kc.EnsureTopics(ctx, true); err != nil {
-					t.Fatal(err)
-				}
+				kcl := kafkaClient(t, ctx, kc)
 				start := time.Now().Add(-3 * time.Hour).Truncate(time.Minute)
 				n := 30_000
 				if sh.skew {
@@ -89,7 +87,7 @@ func TestHotSearchBacklog(t *testing.T) {
 					slowest = min(slowest, ms)
 				}
 				lastEnd := time.UnixMilli((slowest - 2000) / e2eSlide.Milliseconds() * e2eSlide.Milliseconds())
-				cl, err := kc.Client(kgo.ProducerLinger(5 * time.Millisecond))
+				cl, err := kc.KgoClient(kgo.ProducerLinger(5 * time.Millisecond))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -125,7 +123,7 @@ func TestHotSearchBacklog(t *testing.T) {
 					latest = latestSnapshot(t, ctx, rdb)
 					return !latest.WindowEnd.Before(lastEnd)
 				})
-				rows := mergedPartials(t, ctx, kc, sh.partitions)
+				rows := mergedPartials(t, ctx, kcl, sh.partitions)
 				if !complete(rows) || rows[len(rows)-1].WindowEnd.Before(lastEnd) {
 					t.Fatalf("windows from %s to %s, not every one up to %s", rows[0].WindowEnd, rows[len(rows)-1].WindowEnd, lastEnd)
 				}
@@ -210,7 +208,7 @@ func TestHotSearchLateQueriesAreCounted(t *testing.T) {
 // onePartition is a `rankstream process` with default hot-search flags on topics of one
 // partition, with a producer and a client of the process's Redis database.
 type onePartition struct {
-	kc      kafka.Config
+	kc      *kafka.Client
 	proc    *testenv.Process
 	cl      *kgo.Client
 	rdb     *goredis.Client
@@ -224,20 +222,18 @@ func startOnePartition(t *testing.T, ctx context.Context, brokers []string, pref
 	t.Helper()
 	prefix = testenv.UniqueName(t, prefix) + "."
 	kc := kafka.Config{Brokers: brokers, Partitions: 1, Names: topics.Names{Prefix: prefix}}
-	if _, err := kc.EnsureTopics(ctx, true); err != nil {
-		t.Fatal(err)
-	}
+	kcl := kafkaClient(t, ctx, kc)
 	redisAddr, redisDB := testenv.RedisAddr(t)
 	metrics := testenv.FreeAddr(t)
 	proc := testenv.StartProcess(t, "processor", testenv.Rankstream(t), processArgs(brokers, prefix, redisAddr, redisDB, 1, metrics)...)
-	cl, err := kc.Client(kgo.ProducerLinger(0))
+	cl, err := kc.KgoClient(kgo.ProducerLinger(0))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Close)
 	rdb := goredis.NewClient(&goredis.Options{Addr: redisAddr, DB: redisDB})
 	t.Cleanup(func() { rdb.Close() })
-	return onePartition{kc: kc, proc: proc, cl: cl, rdb: rdb, metrics: metrics, topic: string(kc.Names.Stream(topics.SearchQueries))}
+	return onePartition{kc: kcl, proc: proc, cl: cl, rdb: rdb, metrics: metrics, topic: string(kc.Names.Stream(topics.SearchQueries))}
 }
 
 // processArgs returns `rankstream process` arguments with default hot-search flags, writing
@@ -263,9 +259,9 @@ func latestSnapshot(t *testing.T, ctx context.Context, rdb *goredis.Client) (s t
 // mergedPartials reads every partial in hot.partials and merges each window's (as the merge
 // group does: disjoint lists) into rows ordered by window end and rank. It fails on a window
 // some partition did not emit and on a partial reporting dropped queries.
-func mergedPartials(t *testing.T, ctx context.Context, kc kafka.Config, partitions int) []row {
+func mergedPartials(t *testing.T, ctx context.Context, cl *kafka.Client, partitions int) []row {
 	t.Helper()
-	byEnd := readPartials(t, ctx, kc)
+	byEnd := readPartials(t, ctx, cl)
 	var rows []row
 	for _, end := range slices.Sorted(maps.Keys(byEnd)) {
 		if len(byEnd[end]) != partitions {
@@ -290,22 +286,17 @@ func mergedPartials(t *testing.T, ctx context.Context, kc kafka.Config, partitio
 
 // readPartials reads every partial in hot.partials, by window end and partition. It fails on a
 // partition emitting a window twice with other contents.
-func readPartials(t *testing.T, ctx context.Context, kc kafka.Config) map[int64]map[int32]topics.HotPartial {
+func readPartials(t *testing.T, ctx context.Context, cl *kafka.Client) map[int64]map[int32]topics.HotPartial {
 	t.Helper()
-	topic := string(kc.Names.Stream(topics.HotPartials))
-	cl, err := kc.Client()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	topic := string(cl.Config().Names.Stream(topics.HotPartials))
+	ends, err := cl.Admin().ListEndOffsets(ctx, topic)
 	if err != nil {
 		t.Fatal(err)
 	}
 	from, to := map[int32]int64{}, map[int32]int64{}
 	ends.Each(func(o kadm.ListedOffset) { from[o.Partition], to[o.Partition] = 0, o.Offset })
 	byEnd := map[int64]map[int32]topics.HotPartial{}
-	err = kc.Read(ctx, topic, from, to, func(r *kgo.Record) error {
+	err = cl.Read(ctx, topic, from, to, func(r *kgo.Record) error {
 		var p topics.HotPartial
 		if err := json.Unmarshal(r.Value, &p); err != nil {
 			return err

@@ -187,6 +187,7 @@ func newSearchGen(b *testing.B, start time.Time, span time.Duration) searchGen {
 type hotPipeline struct {
 	b       *testing.B
 	kc      kafka.Config
+	kcl     *kafka.Client // the Kafka client of the pipeline, as a process has one
 	cfg     hot.Config
 	rdb     *goredis.Client
 	history *rsclickhouse.Sink
@@ -216,9 +217,7 @@ func newHotPipeline(b *testing.B, cfg hot.Config) *hotPipeline {
 	kc := kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: testenv.UniqueName(b, "hotbench") + "."}}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := kc.EnsureTopics(ctx, true); err != nil {
-		b.Fatal(err)
-	}
+	kcl := kafkaClient(b, ctx, kc)
 	_, _, history := openHistory(b, ctx)
 	// The defaults of `rankstream process` (cmd/rankstream/hot.go), unless cfg sets them.
 	cfg.Names, cfg.Partitions = kc.Names, kc.Partitions
@@ -227,7 +226,7 @@ func newHotPipeline(b *testing.B, cfg hot.Config) *hotPipeline {
 	// Warnings go to the benchmark's log, printed after its results (benchstat skips them).
 	logs := &gatedWriter{w: b.Output()}
 	cfg.Log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	return &hotPipeline{b: b, kc: kc, cfg: cfg, rdb: rdb, history: history, logs: logs,
+	return &hotPipeline{b: b, kc: kc, kcl: kcl, cfg: cfg, rdb: rdb, history: history, logs: logs,
 		topic: string(kc.Names.Stream(topics.SearchQueries))}
 }
 
@@ -241,7 +240,7 @@ func (p *hotPipeline) produce(ctx context.Context, pc loadgen.ProduceConfig, nex
 
 // produceErr is produce for a goroutine other than the benchmark's.
 func (p *hotPipeline) produceErr(ctx context.Context, pc loadgen.ProduceConfig, next func(time.Time) []loadgen.Record) error {
-	cl, err := p.kc.Client(kgo.ProducerBatchMaxBytes(2<<20), kgo.ProducerLinger(5*time.Millisecond))
+	cl, err := p.kc.KgoClient(kgo.ProducerBatchMaxBytes(2<<20), kgo.ProducerLinger(5*time.Millisecond))
 	if err != nil {
 		return err
 	}
@@ -256,19 +255,14 @@ func (p *hotPipeline) produceErr(ctx context.Context, pc loadgen.ProduceConfig, 
 // --history` does, until the benchmark ends.
 func (p *hotPipeline) start(hotOpts ...goka.ProcessorOption) {
 	ctx, cancel := context.WithCancel(context.Background())
-	queue, err := history.NewQueue(p.kc)
-	if err != nil {
-		p.b.Fatal(err)
-	}
-	pub := app.Publisher{Redis: rsredis.NewHotWriter(p.rdb), History: queue}
+	pub := app.Publisher{Redis: rsredis.NewHotWriter(p.rdb), History: history.NewQueue(p.kcl)}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		defer queue.Close()
 		return history.Run(gctx, p.kc, app.History{Sink: p.history}, p.cfg.Log)
 	})
 	g.Go(func() error {
 		opts := append(p.kc.ProcessorOptions(p.kc.Names.Group(hot.Group), p.cfg.Log), hotOpts...)
-		return hot.Run(gctx, p.cfg, p.kc.Brokers, opts...)
+		return hot.Run(gctx, p.cfg, p.kcl, opts...)
 	})
 	g.Go(func() error {
 		mcfg := hotmerge.Config{Names: p.cfg.Names, Partitions: p.cfg.Partitions, K: p.cfg.K, Log: p.cfg.Log}

@@ -90,6 +90,21 @@ func newRun(t *testing.T, ctx context.Context) run {
 
 // openHistory returns a ClickHouse database of the test's own, its schema migrated, and a sink
 // on it (closed when the test ends).
+// kafkaClient returns a Kafka client of kc, as a process has one, after creating kc's topics;
+// it is closed when the test ends.
+func kafkaClient(t testing.TB, ctx context.Context, kc kafka.Config) *kafka.Client {
+	t.Helper()
+	cl, err := kafka.NewClient(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	if _, err := cl.EnsureTopics(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	return cl
+}
+
 func openHistory(t testing.TB, ctx context.Context) (driver.Conn, string, *rsclickhouse.Sink) {
 	t.Helper()
 	conn, db := testenv.ClickHouse(t)
@@ -178,12 +193,10 @@ func TestHotSearch(t *testing.T) {
 		kc := kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}}
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 		defer cancel()
-		if _, err := kc.EnsureTopics(ctx, true); err != nil {
-			t.Fatal(err)
-		}
+		kcl := kafkaClient(t, ctx, kc)
 		start := time.Now().Add(-3 * time.Hour).Truncate(time.Minute)
 		queries := generate(300_000, start, 90*time.Minute)
-		cl, err := kc.Client(kgo.ProducerLinger(5*time.Millisecond), kgo.MaxBufferedRecords(1<<20))
+		cl, err := kc.KgoClient(kgo.ProducerLinger(5*time.Millisecond), kgo.MaxBufferedRecords(1<<20))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,7 +243,7 @@ func TestHotSearch(t *testing.T) {
 		stop(t, proc)
 
 		t.Run("replay", func(t *testing.T) {
-			if err := hot.Replay(ctx, kc); err != nil {
+			if err := hot.Replay(ctx, kcl); err != nil {
 				t.Fatal(err)
 			}
 			restart := time.Now().UnixMilli()
@@ -249,7 +262,7 @@ func TestHotSearch(t *testing.T) {
 		})
 
 		t.Run("kill -9", func(t *testing.T) {
-			if err := hot.Replay(ctx, kc); err != nil {
+			if err := hot.Replay(ctx, kcl); err != nil {
 				t.Fatal(err)
 			}
 			crash := newRun(t, ctx)
@@ -272,7 +285,7 @@ func TestHotSearch(t *testing.T) {
 		})
 
 		t.Run("two instances", func(t *testing.T) {
-			if err := hot.Replay(ctx, kc); err != nil {
+			if err := hot.Replay(ctx, kcl); err != nil {
 				t.Fatal(err)
 			}
 			two := newRun(t, ctx)
@@ -407,15 +420,13 @@ func TestHotSearchIdlePartition(t *testing.T) {
 		kc := kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		if _, err := kc.EnsureTopics(ctx, true); err != nil {
-			t.Fatal(err)
-		}
+		kafkaClient(t, ctx, kc)
 		redisAddr, redisDB := testenv.RedisAddr(t)
 		testenv.StartProcess(t, "processor", testenv.Rankstream(t), "process",
 			"--brokers", strings.Join(brokers, ","), "--redis", fmt.Sprintf("redis://%s/%d", redisAddr, redisDB),
 			"--topic-prefix", prefix, "--partitions", "8", "--http", "127.0.0.1:0", "--log-level", "warn",
 			"--hot-window", "1m", "--hot-slide", "5s", "--hot-idle", idle.String(), "--hot-k", "10")
-		cl, err := kc.Client(kgo.ProducerLinger(5 * time.Millisecond))
+		cl, err := kc.KgoClient(kgo.ProducerLinger(5 * time.Millisecond))
 		if err != nil {
 			t.Fatal(err)
 		}

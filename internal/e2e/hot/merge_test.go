@@ -37,20 +37,13 @@ func TestMergeWaitsThenPublishesMissingPartitions(t *testing.T) {
 		kc := kafka.Config{Brokers: brokers, Partitions: partitions, Names: topics.Names{Prefix: testenv.UniqueName(t, "merge") + "."}}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		if _, err := kc.EnsureTopics(ctx, true); err != nil {
-			t.Fatal(err)
-		}
+		kcl := kafkaClient(t, ctx, kc)
 		conn, _, sink := openHistory(t, ctx)
 		rdb := testenv.Redis(t)
 
 		log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 		cfg := hotmerge.Config{Names: kc.Names, Partitions: partitions, K: 10, MergeWait: wait, Log: log}
-		queue, err := history.NewQueue(kc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(queue.Close)
-		pub := app.Publisher{Redis: rsredis.NewHotWriter(rdb), History: queue}
+		pub := app.Publisher{Redis: rsredis.NewHotWriter(rdb), History: history.NewQueue(kcl)}
 		runCtx, stop := context.WithCancel(ctx)
 		done := make(chan error, 2)
 		go func() {
@@ -66,7 +59,7 @@ func TestMergeWaitsThenPublishesMissingPartitions(t *testing.T) {
 			}
 		})
 
-		cl, err := kc.Client()
+		cl, err := kc.KgoClient()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -227,9 +220,7 @@ func TestMergeSkipsInvalidSnapshot(t *testing.T) {
 		kc := kafka.Config{Brokers: brokers, Partitions: partitions, Names: topics.Names{Prefix: testenv.UniqueName(t, "invalid") + "."}}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		if _, err := kc.EnsureTopics(ctx, true); err != nil {
-			t.Fatal(err)
-		}
+		kafkaClient(t, ctx, kc)
 		rdb := testenv.Redis(t)
 		log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 		cfg := hotmerge.Config{Names: kc.Names, Partitions: partitions, K: 10, MergeWait: time.Second, Log: log}
@@ -245,7 +236,7 @@ func TestMergeSkipsInvalidSnapshot(t *testing.T) {
 				t.Errorf("RunMerge: %v", err)
 			}
 		}()
-		cl, err := kc.Client()
+		cl, err := kc.KgoClient()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -56,7 +56,12 @@ func TestHostileInput(t *testing.T) {
 		kc := kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}}
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		if _, err := kc.EnsureTopics(ctx, true); err != nil {
+		kcl, err := kafka.NewClient(kc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(kcl.Close)
+		if _, err := kcl.EnsureTopics(ctx, true); err != nil {
 			t.Fatal(err)
 		}
 		redisAddr, redisDB := testenv.RedisAddr(t)
@@ -69,7 +74,7 @@ func TestHostileInput(t *testing.T) {
 
 		// A hostile producer: franz-go's defaults (snappy), batches allowed up to 32 MiB before
 		// compression, so that what the broker checks (the compressed batch) fits its limit.
-		cl, err := kc.Client(kgo.ProducerBatchMaxBytes(32 << 20))
+		cl, err := kc.KgoClient(kgo.ProducerBatchMaxBytes(32 << 20))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +109,7 @@ func TestHostileInput(t *testing.T) {
 		if strings.HasSuffix(t.Name(), "/real") { // kfake does not recompress
 			// A decompression bomb: 64 MB of zeros is a few KB in zstd. The broker recompresses
 			// it to the inputs' snappy, which is over the topic's limit, and refuses it.
-			bomb, err := kc.Client(kgo.ProducerBatchCompression(kgo.ZstdCompression()), kgo.ProducerBatchMaxBytes(80<<20))
+			bomb, err := kc.KgoClient(kgo.ProducerBatchCompression(kgo.ZstdCompression()), kgo.ProducerBatchMaxBytes(80<<20))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -337,7 +342,7 @@ func headerMap(hs []kgo.RecordHeader) map[string][]byte {
 // "topic/partition/offset".
 func deadLetters(t *testing.T, ctx context.Context, kc kafka.Config, want int) map[string]*kgo.Record {
 	t.Helper()
-	cl, err := kc.Client(kgo.ConsumeTopics(string(kc.Names.Stream(topics.DLQ))), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	cl, err := kc.KgoClient(kgo.ConsumeTopics(string(kc.Names.Stream(topics.DLQ))), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +365,7 @@ func deadLetters(t *testing.T, ctx context.Context, kc kafka.Config, want int) m
 // loopTerms reads the hot group's loop topic until it holds n terms "valid <i>".
 func loopTerms(t *testing.T, ctx context.Context, kc kafka.Config, n int) map[string]bool {
 	t.Helper()
-	cl, err := kc.Client(kgo.ConsumeTopics(string(kc.Names.Loop(hot.Group))), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	cl, err := kc.KgoClient(kgo.ConsumeTopics(string(kc.Names.Loop(hot.Group))), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,10 +52,15 @@ func newE2E(t testing.TB, brokers []string) *stepsRun {
 	t.Cleanup(func() { e.rdb.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := e.kc.EnsureTopics(ctx, true); err != nil {
+	kcl, err := kafka.NewClient(e.kc)
+	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := e.kc.Client(kgo.ProducerBatchMaxBytes(2<<20), kgo.ProducerLinger(5*time.Millisecond))
+	t.Cleanup(kcl.Close)
+	if _, err := kcl.EnsureTopics(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := e.kc.KgoClient(kgo.ProducerBatchMaxBytes(2<<20), kgo.ProducerLinger(5*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +205,7 @@ func (e *stepsRun) boardProblem(boards map[string][]string) string {
 // deadLetters returns the reason header of every record in the dead-letter topic.
 func (e *stepsRun) deadLetters(want int, timeout time.Duration) []string {
 	e.t.Helper()
-	cl, err := e.kc.Client(kgo.ConsumeTopics(string(e.kc.Names.Stream(topics.DLQ))), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	cl, err := e.kc.KgoClient(kgo.ConsumeTopics(string(e.kc.Names.Stream(topics.DLQ))), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -221,7 +226,7 @@ func (e *stepsRun) deadLetters(want int, timeout time.Duration) []string {
 }
 
 func (e *stepsRun) dlqEnd() int64 {
-	cl, err := e.kc.Client()
+	cl, err := e.kc.KgoClient()
 	if err != nil {
 		e.t.Fatal(err)
 	}
