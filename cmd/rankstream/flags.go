@@ -3,15 +3,15 @@ package main
 import (
 	"flag"
 	"fmt"
-	"github.com/rankstream/rankstream/internal/app"
-	"github.com/rankstream/rankstream/processors/hotmerge"
 	"io"
 	"log/slog"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/rankstream/rankstream/internal/app"
 	"github.com/rankstream/rankstream/internal/kafka"
+	"github.com/rankstream/rankstream/processors/hotmerge"
 	"github.com/rankstream/rankstream/topics"
 )
 

@@ -2,10 +2,10 @@ package main
 
 import (
 	"flag"
-	"github.com/rankstream/rankstream/processors/hotmerge"
 	"time"
 
 	"github.com/rankstream/rankstream/processors/hot"
+	"github.com/rankstream/rankstream/processors/hotmerge"
 )
 
 // hotFlags shape the hot-search pipeline; their defaults are hot.Config's and

@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/rankstream/rankstream/processors/history"
-	"github.com/rankstream/rankstream/processors/hot"
-	"github.com/rankstream/rankstream/processors/hotmerge"
-	"github.com/rankstream/rankstream/topics"
 	"log/slog"
 	"net"
 	"net/http"
@@ -18,8 +14,12 @@ import (
 
 	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/obs"
+	"github.com/rankstream/rankstream/processors/history"
+	"github.com/rankstream/rankstream/processors/hot"
+	"github.com/rankstream/rankstream/processors/hotmerge"
 	"github.com/rankstream/rankstream/processors/steps"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
+	"github.com/rankstream/rankstream/topics"
 )
 
 // shutdownGrace is how long a sink keeps retrying after shutdown began; records it could not

@@ -3,12 +3,12 @@ package app
 import (
 	"context"
 	"errors"
-	"github.com/rankstream/rankstream/internal/backoff"
 	"log/slog"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/rankstream/rankstream/internal/backoff"
 	"github.com/rankstream/rankstream/internal/kafka"
 )
 

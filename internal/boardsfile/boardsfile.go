@@ -19,8 +19,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rankstream/rankstream/internal/board"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/rankstream/rankstream/internal/board"
 )
 
 // Error is a boards file rejected: where, which field, and why.

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/lovoo/goka"
+
 	"github.com/rankstream/rankstream/internal/obs"
 	"github.com/rankstream/rankstream/topics"
 )

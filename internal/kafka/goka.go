@@ -9,6 +9,7 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/lovoo/goka"
 	"github.com/lovoo/goka/storage"
+
 	"github.com/rankstream/rankstream/topics"
 )
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/rankstream/rankstream/internal/backoff"
 	"log/slog"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/lovoo/goka"
 
+	"github.com/rankstream/rankstream/internal/backoff"
 	"github.com/rankstream/rankstream/internal/obs"
 )
 
