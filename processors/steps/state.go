@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/topics"
 )
 
 // MaxRequestsPerDay bounds the request ids remembered per user and day. Past it the oldest
@@ -189,14 +190,14 @@ func (s *State) MarshalBinary() ([]byte, error) {
 		b = binary.AppendUvarint(b, uint64(d.Day))
 		b = binary.AppendVarint(b, d.Steps)
 		b = binary.AppendVarint(b, d.ReachedMs)
-		b = appendString(b, d.Region)
+		b = topics.AppendString(b, d.Region)
 		if d.Region != "" {
 			b = binary.AppendVarint(b, d.RegionSteps)
 			b = binary.AppendVarint(b, d.RegionReachedMs)
 		}
 		b = binary.AppendUvarint(b, uint64(len(d.Left)))
 		for _, l := range d.Left {
-			b = appendString(b, l)
+			b = topics.AppendString(b, l)
 		}
 		b = binary.AppendUvarint(b, uint64(len(d.Requests)))
 		for _, h := range d.Requests {
@@ -206,112 +207,57 @@ func (s *State) MarshalBinary() ([]byte, error) {
 	return b, nil
 }
 
-func appendString(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
-}
-
 // ErrCorruptState is returned by UnmarshalBinary for bytes MarshalBinary did not make.
 var ErrCorruptState = errors.New("steps: corrupt state")
 
 // UnmarshalBinary decodes what MarshalBinary made. It validates everything before it touches
 // the receiver.
 func (s *State) UnmarshalBinary(b []byte) error {
-	r := reader{b: b}
-	v := r.byte()
+	r := topics.NewBinaryReader(b, ErrCorruptState)
+	v := r.Byte()
 	if v != stateVersion && v != stateVersion1 {
 		return fmt.Errorf("%w: version %d", ErrCorruptState, v)
 	}
-	n := r.uvarint(64)
+	n := r.Uvarint(64)
 	days := make([]DayState, 0, n)
 	for range n {
 		var d DayState
-		d.Day = board.Day(r.uvarint(99991231))
-		d.Steps = r.varint()
-		d.ReachedMs = r.varint()
-		d.Region = r.string()
+		d.Day = board.Day(r.Uvarint(99991231))
+		d.Steps = r.Varint()
+		d.ReachedMs = r.Varint()
+		d.Region = r.String(1 << 10)
 		switch {
 		case v == stateVersion1 && d.Region != "":
 			d.RegionSteps, d.RegionReachedMs = d.Steps, d.ReachedMs
 		case v == stateVersion && d.Region != "":
-			d.RegionSteps = r.varint()
-			d.RegionReachedMs = r.varint()
+			d.RegionSteps = r.Varint()
+			d.RegionReachedMs = r.Varint()
 		}
 		if v == stateVersion {
-			if nl := r.uvarint(MaxRegionsPerDay - 1); nl > 0 {
+			if nl := r.Uvarint(MaxRegionsPerDay - 1); nl > 0 {
 				d.Left = make([]string, 0, nl)
 				for range nl {
-					l := r.string()
+					l := r.String(1 << 10)
 					if l == "" || l == d.Region || len(d.Left) > 0 && l <= d.Left[len(d.Left)-1] {
-						r.fail()
+						r.Check(false)
 					}
 					d.Left = append(d.Left, l)
 				}
 			}
 		}
-		nr := r.uvarint(MaxRequestsPerDay)
+		nr := r.Uvarint(MaxRequestsPerDay)
 		d.Requests = make([]uint64, 0, nr)
 		for range nr {
-			d.Requests = append(d.Requests, binary.LittleEndian.Uint64(r.bytes(8)))
+			d.Requests = append(d.Requests, binary.LittleEndian.Uint64(r.Bytes(8)))
 		}
 		if len(days) > 0 && d.Day <= days[len(days)-1].Day {
-			r.fail()
+			r.Check(false)
 		}
 		days = append(days, d)
 	}
-	if r.err != nil || len(r.b) != 0 {
+	if r.Err() != nil {
 		return fmt.Errorf("%w: %d bytes", ErrCorruptState, len(b))
 	}
 	s.Days = days
 	return nil
-}
-
-// reader decodes a byte slice, remembering the first failure; after one, it returns zeros.
-type reader struct {
-	b   []byte
-	err error
-}
-
-func (r *reader) fail() { r.err, r.b = ErrCorruptState, nil }
-
-func (r *reader) byte() byte {
-	if len(r.b) < 1 {
-		r.fail()
-		return 0
-	}
-	v := r.b[0]
-	r.b = r.b[1:]
-	return v
-}
-
-func (r *reader) uvarint(max uint64) uint64 {
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 || v > max {
-		r.fail()
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *reader) varint() int64 {
-	v, n := binary.Varint(r.b)
-	if n <= 0 {
-		r.fail()
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *reader) string() string { return string(r.bytes(r.uvarint(1 << 10))) }
-
-func (r *reader) bytes(n uint64) []byte {
-	if uint64(len(r.b)) < n {
-		r.fail()
-		return make([]byte, n)
-	}
-	v := r.b[:n]
-	r.b = r.b[n:]
-	return v
 }
