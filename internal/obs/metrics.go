@@ -32,6 +32,9 @@ var (
 	ProcessorRestarts = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "rankstream_processor_restarts_total", Help: "Restarts of a supervised unit after it failed (a broker gone, a store that failed), by unit.",
 	}, []string{"unit"})
+	StepsWritesSkipped = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "rankstream_steps_writes_skipped_total", Help: "Valid step reports whose day's effect this instance had already handed to Redis unchanged since it took the partition: acknowledged without a write.",
+	})
 	HistorySkipped = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "rankstream_history_skipped_total", Help: "Snapshots of a history queue the history store can never take (undecodable or invalid rows), skipped and logged, by topic.",
 	}, []string{"topic"})

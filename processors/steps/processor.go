@@ -17,6 +17,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/lovoo/goka"
 	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/rankstream/rankstream/internal/board"
 	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/obs"
@@ -46,17 +47,27 @@ type Config struct {
 type processor struct {
 	Config
 	dlq      goka.Stream
+	sent     *sent // what was handed to the sink, per partition, since the last rebalance
 	in       prometheus.Counter
+	skipped  prometheus.Counter
 	outcomes [3]prometheus.Counter // by Outcome
 }
 
 // Graph returns the processor's group graph.
-func Graph(cfg Config) *goka.GroupGraph {
+func Graph(cfg Config) *goka.GroupGraph { return newProcessor(cfg).graph() }
+
+func newProcessor(cfg Config) *processor {
 	topic := string(topics.StepsReported)
-	p := &processor{Config: cfg, dlq: cfg.Names.Stream(topics.DLQ), in: obs.EventsIn.WithLabelValues(topic)}
+	p := &processor{Config: cfg, dlq: cfg.Names.Stream(topics.DLQ), sent: new(sent),
+		in: obs.EventsIn.WithLabelValues(topic), skipped: obs.StepsWritesSkipped}
 	for _, o := range []Outcome{Improved, Duplicate, Stale} {
 		p.outcomes[o] = obs.EventsOutcome.WithLabelValues(topic, o.String())
 	}
+	return p
+}
+
+func (p *processor) graph() *goka.GroupGraph {
+	cfg := p.Config
 	return goka.DefineGroup(cfg.Names.Group(Group),
 		goka.Input(cfg.Names.Stream(topics.StepsReported), topics.Raw{}, p.process),
 		goka.Persist(topics.Binary[State, *State]{}),
@@ -67,7 +78,9 @@ func Graph(cfg Config) *goka.GroupGraph {
 // Run runs the processor until ctx is cancelled or it fails. opts carry the Kafka set-up
 // (kafka.Config.ProcessorOptions) or, in tests, goka.WithTester.
 func Run(ctx context.Context, cfg Config, brokers []string, opts ...goka.ProcessorOption) error {
-	proc, err := goka.NewProcessor(brokers, Graph(cfg), opts...)
+	p := newProcessor(cfg)
+	opts = append(slices.Clip(opts), goka.WithRebalanceCallback(func(goka.Assignment) { p.sent.rebalanced() }))
+	proc, err := goka.NewProcessor(brokers, p.graph(), opts...)
 	if err != nil {
 		return fmt.Errorf("steps processor: %w", err)
 	}
@@ -107,14 +120,20 @@ func (p *processor) process(ctx goka.Context, msg any) {
 	if res.Changed {
 		ctx.SetValue(s)
 	}
-	// Every valid record re-sends its day's whole effect (value, region and the regions left),
-	// improved or not: after a crash the table may already hold a change whose store write
-	// never happened, and the redelivered record must still write it.
+	// A valid record hands its day's whole effect (value, region and the regions left) to the
+	// sink, improved or not, unless this processor handed that very effect since it took the
+	// partition (sent): after a crash or a rebalance the table may already hold a change whose
+	// store write never happened, and the first record of the day must still write it.
 	day := res.Day
-	p.Sink.Submit(&board.StepUpdate{
-		User: r.UserID, Day: day.Day, Steps: day.Steps, ReachedMs: day.ReachedMs,
-		Region: day.Region, Left: slices.Clone(day.Left),
-	}, done)
+	u := &board.StepUpdate{User: r.UserID, Day: day.Day, Steps: day.Steps, ReachedMs: day.ReachedMs,
+		Region: day.Region, Left: day.Left}
+	if !p.sent.fresh(ctx.Partition(), u) {
+		p.skipped.Inc()
+		p.Sink.Submit(nil, done) // acknowledged once everything handed before it is stored
+		return
+	}
+	u.Left = slices.Clone(day.Left)
+	p.Sink.Submit(u, done)
 }
 
 // state returns the user's table value, or a new one.
