@@ -70,32 +70,11 @@ func TestEntryOrderIsTheRanking(t *testing.T) {
 	}
 }
 
-// slot is the Redis Cluster slot of a key (CRC16/XMODEM of its hash tag, mod 16384).
-func slot(key string) int {
-	if i := strings.IndexByte(key, '{'); i >= 0 {
-		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
-			key = key[i+1 : i+1+j]
-		}
-	}
-	crc := uint16(0)
-	for _, c := range []byte(key) {
-		crc ^= uint16(c) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return int(crc) % 16384
-}
-
 // TestScoreBoardKeysSpreadOverACluster: a shard's sorted set and hash share a slot (one
 // script writes both); the 16 shards of a board take different slots, spread over the three
 // masters of an evenly split cluster.
 func TestScoreBoardKeysSpreadOverACluster(t *testing.T) {
-	if slot("123456789") != 0x31C3 {
+	if rsredis.KeySlot("123456789") != 0x31C3 {
 		t.Fatal("crc16 of the test is wrong")
 	}
 	ref := rsredis.BoardRef{Board: "arena", Period: board.PeriodDay, PeriodID: "20261130", Scope: "eu", Shards: 16}
@@ -108,11 +87,11 @@ func TestScoreBoardKeysSpreadOverACluster(t *testing.T) {
 	slots, masters := map[int]bool{}, map[int]bool{}
 	for i := range ref.Shards {
 		z, h := rsredis.ScoreBoardKey(ref, i), rsredis.ScoreBoardMembersKey(ref, i)
-		if slot(z) != slot(h) {
-			t.Fatalf("%s and %s in slots %d and %d", z, h, slot(z), slot(h))
+		if rsredis.KeySlot(z) != rsredis.KeySlot(h) {
+			t.Fatalf("%s and %s in slots %d and %d", z, h, rsredis.KeySlot(z), rsredis.KeySlot(h))
 		}
-		slots[slot(z)] = true
-		masters[slot(z)*3/16384] = true
+		slots[rsredis.KeySlot(z)] = true
+		masters[rsredis.KeySlot(z)*3/16384] = true
 	}
 	if len(slots) != ref.Shards || len(masters) != 3 {
 		t.Fatalf("16 shards in %d slots on %d of 3 masters", len(slots), len(masters))

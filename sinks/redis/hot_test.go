@@ -252,51 +252,21 @@ func TestHotWriterConcurrentWritersKeepTheLatest(t *testing.T) {
 	}
 }
 
-// crc16 is CRC-16/XMODEM, the checksum of Redis Cluster's key slots.
-func crc16(s string) uint16 {
-	var crc uint16
-	for i := range len(s) {
-		crc ^= uint16(s[i]) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return crc
-}
-
-// keySlot is Redis Cluster's slot of a key: the CRC of its hash tag (the text between the first
-// '{' and the first '}' after it, if not empty) or of the whole key, modulo 16384.
-func keySlot(key string) int {
-	if i := strings.IndexByte(key, '{'); i >= 0 {
-		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
-			key = key[i+1 : i+1+j]
-		}
-	}
-	return int(crc16(key) % 16384)
-}
-
 // TestHotKeysShareASlot: the script touches both keys, which a Redis Cluster allows only if
 // they hash to one slot. The expected slots were read from a cluster-enabled redis-server 7.0
 // (CLUSTER KEYSLOT); go-redis does not export its slot function.
 func TestHotKeysShareASlot(t *testing.T) {
-	if got := crc16("123456789"); got != 0x31c3 {
-		t.Fatalf("crc16 check value %#x, want 0x31c3", got)
-	}
 	for key, want := range map[string]int{
 		"foo": 12182, "123456789": 12739,
 		"hot:search:latest": 8241, "{hot:search:latest}:z": 8241,
 		"hot:trends:latest": 11581, "{hot:trends:latest}:z": 11581,
 	} {
-		if got := keySlot(key); got != want {
+		if got := rsredis.KeySlot(key); got != want {
 			t.Errorf("slot of %q = %d, CLUSTER KEYSLOT says %d", key, got, want)
 		}
 	}
 	for _, stream := range []string{"search", "trends", "a.b-c_1"} {
-		if a, b := keySlot(rsredis.HotKey(stream)), keySlot(rsredis.HotZSetKey(stream)); a != b {
+		if a, b := rsredis.KeySlot(rsredis.HotKey(stream)), rsredis.KeySlot(rsredis.HotZSetKey(stream)); a != b {
 			t.Errorf("stream %s: %s in slot %d, %s in slot %d", stream, rsredis.HotKey(stream), a, rsredis.HotZSetKey(stream), b)
 		}
 	}

@@ -26,14 +26,50 @@ var ErrClosed = errors.New("redis sink: closed before the write succeeded")
 // failed records.
 var ErrEarlierWriteFailed = errors.New("redis sink: an earlier write failed, nothing after it is acknowledged")
 
-// setMax stores ARGV[1] in KEYS[1] unless the key holds a larger number, and sets the key to
-// expire at ARGV[2] (unix seconds). Values only grow, so a late or repeated write never
-// lowers what readers see.
+// setMax stores, for each KEYS[i], ARGV[2i-1] unless the key holds a number at least as
+// large, and then sets the key to expire at ARGV[2i] (unix seconds; a key's expiry depends
+// only on its day, so a key not raised keeps the one it got). Values only grow, so a late or
+// repeated write never lowers what readers see. One call takes many keys (setMaxGroups): on a
+// Redis Cluster, keys of one slot.
 var setMax = goredis.NewScript(`
-local cur = tonumber(redis.call('GET', KEYS[1]) or '-1')
-if tonumber(ARGV[1]) > cur then redis.call('SET', KEYS[1], ARGV[1]) end
-redis.call('EXPIREAT', KEYS[1], ARGV[2])
+for i, k in ipairs(KEYS) do
+  local v = tonumber(ARGV[2*i-1])
+  if v > tonumber(redis.call('GET', k) or '-1') then
+    redis.call('SET', k, ARGV[2*i-1])
+    redis.call('EXPIREAT', k, ARGV[2*i])
+  end
+end
 return 0`)
+
+// maxScriptKeys bounds the keys of one setMax call, so that no call holds Redis for long.
+const maxScriptKeys = 256
+
+// setMaxGroups splits step keys into the groups one setMax call may take: at most
+// maxScriptKeys keys, all of one slot when cluster is true (a script must not cross slots).
+func setMaxGroups(keys []string, cluster bool) [][]int {
+	bySlot := map[int][]int{}
+	var order []int
+	for i, k := range keys {
+		slot := 0
+		if cluster {
+			slot = KeySlot(k)
+		}
+		g, ok := bySlot[slot]
+		if !ok {
+			order = append(order, slot)
+		}
+		bySlot[slot] = append(g, i)
+	}
+	var groups [][]int
+	for _, slot := range order {
+		for g := bySlot[slot]; len(g) > 0; {
+			n := min(len(g), maxScriptKeys)
+			groups = append(groups, g[:n:n])
+			g = g[n:]
+		}
+	}
+	return groups
+}
 
 // StepsOptions configure a StepsWriter; zero fields take the defaults.
 type StepsOptions struct {
@@ -299,7 +335,7 @@ func (w *StepsWriter) writeWithRetry(ctx context.Context, b *batch) error {
 	return nil
 }
 
-// write sends one pipeline: per user-day a set-if-greater of its step key; per board one
+// write sends one pipeline: set-if-greater of the step keys (setMax, many keys a call); per board one
 // ZADD GT of all its members and one EXPIREAT; ZREM for regions users left.
 func (w *StepsWriter) write(ctx context.Context, b *batch) error {
 	if len(b.days) == 0 {
@@ -308,11 +344,13 @@ func (w *StepsWriter) write(ctx context.Context, b *batch) error {
 	pipe := w.rdb.Pipeline()
 	boards := make(map[string][]goredis.Z)
 	expiry := make(map[string]time.Time)
+	keys := make([]string, 0, len(b.days))
+	args := make([]any, 0, 2*len(b.days))
 	for _, p := range b.days {
 		u := p.u
 		exp := u.Day.LastInstant().Add(w.opts.Retention)
-		sk := StepKey(u.Day, u.User)
-		setMax.EvalSha(ctx, pipe, []string{sk}, u.Steps, exp.Unix())
+		keys = append(keys, StepKey(u.Day, u.User))
+		args = append(args, u.Steps, exp.Unix())
 		score, err := board.DayComposite(u.Day).Encode(u.Steps, u.ReachedMs)
 		if err != nil {
 			w.opts.Logger.Error("redis sink: cannot rank update", "user", u.User, "day", u.Day, "err", err)
@@ -331,6 +369,15 @@ func (w *StepsWriter) write(ctx context.Context, b *batch) error {
 				pipe.ZRem(ctx, StepsRegionBoard(r, u.Day), u.User)
 			}
 		}
+	}
+	_, cluster := w.rdb.(*goredis.ClusterClient)
+	for _, g := range setMaxGroups(keys, cluster) {
+		gk, ga := make([]string, len(g)), make([]any, 0, 2*len(g))
+		for i, k := range g {
+			gk[i] = keys[k]
+			ga = append(ga, args[2*k], args[2*k+1])
+		}
+		setMax.EvalSha(ctx, pipe, gk, ga...)
 	}
 	for board, members := range boards {
 		pipe.ZAddArgs(ctx, board, goredis.ZAddArgs{GT: true, Members: members})
