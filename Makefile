@@ -34,7 +34,7 @@ BENCH_FRESHNESS_COUNT ?= 1
 BENCH_OUT             ?= bench.txt
 bench:
 	$(WITH_SERVERS) env $(REQUIRE) bash -c 'set -o pipefail; { \
-	  $(GO) test -run "^$$" -bench SliceThroughput -benchtime 1x -count $(BENCH_COUNT) ./internal/e2e/steps/ && \
+	  $(GO) test -run "^$$" -bench "SliceThroughput|MidnightSurge" -benchtime 1x -count $(BENCH_COUNT) ./internal/e2e/steps/ && \
 	  $(GO) test -run "^$$" -bench HotThroughput -benchtime 1x -count $(BENCH_COUNT) ./internal/e2e/hot/ && \
 	  $(GO) test -run "^$$" -bench HotFreshness -benchtime 1x -count $(BENCH_FRESHNESS_COUNT) ./internal/e2e/hot/ && \
 	  $(GO) test -run "^$$" -bench . -benchmem -count $(BENCH_COUNT) ./sketch/ ./sinks/... ./topics/ ; \

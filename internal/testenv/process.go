@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -134,6 +135,26 @@ func (p *Process) Exited() error {
 	default:
 		return nil
 	}
+}
+
+// CPU is the processor time the process used so far (user and system, from /proc).
+func (p *Process) CPU() (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, fmt.Errorf("testenv: cpu of %s: %w", p.Name, err)
+	}
+	// The fields after the command name (which may hold spaces) start after its ')'.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("testenv: cpu of %s: short /proc stat", p.Name)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("testenv: cpu of %s: %q %q", p.Name, f[11], f[12])
+	}
+	const ticks = 100 // USER_HZ on Linux
+	return time.Duration(utime+stime) * time.Second / ticks, nil
 }
 
 // Output is everything the process printed so far.
