@@ -33,7 +33,7 @@ KAFKA_HEAP=${RANKSTREAM_KAFKA_HEAP:--Xms256m -Xmx1G}
 START_TIMEOUT=${RANKSTREAM_SERVERS_TIMEOUT:-60} # seconds per server
 STOP_TIMEOUT=20                                 # seconds before TERM becomes KILL
 MARKER=.rankstream-servers                      # only folders holding it are ever removed
-SERVERS=(kafka redis clickhouse)
+SERVERS=(kafka redis redis-c1 redis-c2 redis-c3 clickhouse) # redis-cN: a 3-master Redis Cluster
 
 log() { printf 'servers: %s\n' "$*" >&2; }
 die() {
@@ -145,7 +145,7 @@ pid_of() {
 	[[ $pid =~ ^[0-9]+$ ]] || return 1
 	case $1 in
 	kafka) pattern='kafka\.Kafka' ;;
-	redis) pattern='redis-server' ;;
+	redis | redis-c*) pattern='redis-server' ;;
 	clickhouse) pattern='clickhouse' ;;
 	esac
 	[[ -r /proc/$pid/cmdline ]] || return 1
@@ -327,23 +327,48 @@ start_kafka() {
 
 # --- redis --------------------------------------------------------------------
 
+# start_redis NAME PORT [ARGS...] starts a redis-server whose state lives in $STATE/NAME.
 start_redis() {
-	local dir=$STATE/redis
+	local name=$1 port=$2 dir=$STATE/$1
+	shift 2
 	mkdir -p "$dir"
-	redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no \
-		--daemonize yes --databases 1024 --dir "$dir" \
-		--pidfile "$STATE/redis.pid" --logfile "$dir/server.log" >/dev/null 9>&-
+	redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no \
+		--daemonize yes --dir "$dir" --pidfile "$STATE/$name.pid" --logfile "$dir/server.log" \
+		"$@" >/dev/null 9>&-
 	# --daemonize writes the pid file right after forking; wait for it.
 	local i
 	for ((i = 0; i < 50; i++)); do
-		[[ -s $STATE/redis.pid ]] && return 0
+		[[ -s $STATE/$name.pid ]] && return 0
 		sleep 0.1
 	done
 	tail -n 20 "$dir/server.log" >&2 || true
-	die "redis-server wrote no pid file"
+	die "$name (redis-server) wrote no pid file"
 }
 
-redis_ok() { [[ $(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping) == PONG ]]; }
+redis_ok() { [[ $(redis-cli -h 127.0.0.1 -p "$1" ping) == PONG ]]; }
+
+# start_redis_cluster makes a Redis Cluster of three masters (no replicas) on
+# REDIS_CLUSTER_PORTS: the slots split evenly, as `redis-cli --cluster create` does.
+start_redis_cluster() {
+	local i port nodes=()
+	for i in 1 2 3; do
+		port=${REDIS_CLUSTER_PORTS[i - 1]}
+		start_redis "redis-c$i" "$port" --cluster-enabled yes \
+			--cluster-config-file "$STATE/redis-c$i/nodes.conf" --cluster-node-timeout 5000
+		wait_healthy "redis-c$i" "$STATE/redis-c$i/server.log" redis_ok "$port"
+		nodes+=("127.0.0.1:$port")
+	done
+	redis-cli --cluster create "${nodes[@]}" --cluster-replicas 0 --cluster-yes >"$STATE/redis-c1/create.log" 2>&1 ||
+		{ cat "$STATE/redis-c1/create.log" >&2; stop_all; die "redis-cli --cluster create failed"; }
+	wait_healthy redis-c1 "$STATE/redis-c1/server.log" redis_cluster_ok
+}
+
+redis_cluster_ok() {
+	local port
+	for port in "${REDIS_CLUSTER_PORTS[@]}"; do
+		redis-cli -h 127.0.0.1 -p "$port" cluster info | grep -q '^cluster_state:ok' || return 1
+	done
+}
 
 # --- clickhouse ---------------------------------------------------------------
 
@@ -467,14 +492,23 @@ cmd_start() {
 	pick_port && KAFKA_PORT=$PORT
 	pick_port && KAFKA_CONTROLLER_PORT=$PORT
 	pick_port && REDIS_PORT=$PORT
+	REDIS_CLUSTER_PORTS=()
+	local i
+	for i in 1 2 3; do
+		# A cluster node also listens on its port + 10000 (the cluster bus).
+		until pick_port && [[ $PICKED != *" $((PORT + 10000)) "* ]] && ! port_in_use $((PORT + 10000)); do :; done
+		PICKED+="$((PORT + 10000)) "
+		REDIS_CLUSTER_PORTS+=("$PORT")
+	done
 	pick_port && CLICKHOUSE_PORT=$PORT
 	pick_port && CLICKHOUSE_HTTP_PORT=$PORT
 
 	# Redis is up in milliseconds; ClickHouse and Kafka start side by side
 	# and are waited for afterwards, as the JVM dominates the time.
 	phase "start redis"
-	start_redis
-	wait_healthy redis "$STATE/redis/server.log" redis_ok
+	start_redis redis "$REDIS_PORT" --databases 1024
+	wait_healthy redis "$STATE/redis/server.log" redis_ok "$REDIS_PORT"
+	start_redis_cluster
 	phase_done
 
 	phase "start clickhouse"
@@ -494,6 +528,7 @@ cmd_start() {
 	cat >"$STATE/env.tmp" <<EOF
 export RANKSTREAM_TEST_KAFKA=127.0.0.1:$KAFKA_PORT
 export RANKSTREAM_TEST_REDIS=127.0.0.1:$REDIS_PORT
+export RANKSTREAM_TEST_REDIS_CLUSTER=127.0.0.1:${REDIS_CLUSTER_PORTS[0]},127.0.0.1:${REDIS_CLUSTER_PORTS[1]},127.0.0.1:${REDIS_CLUSTER_PORTS[2]}
 export RANKSTREAM_TEST_CLICKHOUSE=127.0.0.1:$CLICKHOUSE_PORT
 EOF
 	mv "$STATE/env.tmp" "$STATE/env"

@@ -3,7 +3,9 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -75,4 +77,68 @@ func flushRedisDB(ctx context.Context, addr string, db int) error {
 		return fmt.Errorf("FLUSHDB database %d: %w", db, err)
 	}
 	return nil
+}
+
+// The cluster has one keyspace (no logical databases), so its tests take turns: a test holds
+// clusterLock from RedisCluster until it ends.
+const (
+	clusterLock    = "rankstream:testenv:cluster-lock"
+	clusterLockTTL = 10 * time.Minute // a test that died holding the lock frees it this late
+)
+
+// RedisCluster returns a client of the real 3-master Redis Cluster announced in
+// RANKSTREAM_TEST_REDIS_CLUSTER, with its seeds (e.g. for a child process's --redis). The test
+// has the cluster to itself until it ends (tests in any package wait for each other), and it
+// finds it empty: every master is flushed now. Without the variable the test is skipped (or
+// fails if RequireServers).
+func RedisCluster(t testing.TB) (*redis.ClusterClient, string) {
+	t.Helper()
+	seeds := serverAddr(t, EnvRedisCluster, "Redis Cluster")
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(seeds, ",")})
+	t.Cleanup(func() { _ = client.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), clusterLockTTL)
+	defer cancel()
+	owner := UniqueName(t, "owner")
+	for {
+		ok, err := client.SetNX(ctx, clusterLock, owner, clusterLockTTL).Result()
+		if err != nil {
+			t.Fatalf("testenv: Redis Cluster %s (%s): %v", seeds, EnvRedisCluster, err)
+		}
+		if ok {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("testenv: Redis Cluster %s: still taken by another test after %s", seeds, clusterLockTTL)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	flush := func(ctx context.Context) error {
+		return client.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+			// FLUSHALL would drop the lock: delete every other key instead.
+			iter := m.Scan(ctx, 0, "*", 1000).Iterator()
+			for iter.Next(ctx) {
+				if k := iter.Val(); k != clusterLock {
+					if err := m.Del(ctx, k).Err(); err != nil {
+						return err
+					}
+				}
+			}
+			return iter.Err()
+		})
+	}
+	if err := flush(ctx); err != nil {
+		t.Fatalf("testenv: Redis Cluster %s: flush: %v", seeds, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := flush(ctx); err != nil {
+			t.Errorf("testenv: Redis Cluster cleanup: %v", err)
+		}
+		if owned, _ := client.Get(ctx, clusterLock).Result(); owned == owner {
+			client.Del(ctx, clusterLock)
+		}
+	})
+	return client, seeds
 }

@@ -13,6 +13,7 @@ const (
 	EnvRequireServers = "RANKSTREAM_REQUIRE_SERVERS"
 	EnvKafka          = "RANKSTREAM_TEST_KAFKA"
 	EnvRedis          = "RANKSTREAM_TEST_REDIS"
+	EnvRedisCluster   = "RANKSTREAM_TEST_REDIS_CLUSTER" // comma-separated seeds of a 3-master cluster
 	EnvClickHouse     = "RANKSTREAM_TEST_CLICKHOUSE"
 )
 

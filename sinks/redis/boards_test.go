@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/rankstream/rankstream/internal/board"
 	"github.com/rankstream/rankstream/internal/testenv"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
@@ -103,80 +105,81 @@ func refOf(name string, shards int) rsredis.BoardRef {
 }
 
 func TestBoardWriterAndReader(t *testing.T) {
-	rdb := testenv.Redis(t)
-	ctx := context.Background()
-	w, r := rsredis.NewBoardWriter(rdb), rsredis.NewReader(rdb)
-	ref := rsredis.BoardRef{Board: "arena", Period: board.PeriodDay, PeriodID: "20261130", Shards: 4}
-	exp := time.Now().Add(time.Hour).Truncate(time.Second)
-	const m = board.MaxScore
-	writes := []rsredis.BoardWrite{
-		{Ref: ref, Member: "a", Present: true, Score: 10, ReachedMs: 5, ExpireAt: exp},
-		{Ref: ref, Member: "b", Present: true, Score: 10, ReachedMs: 4, ExpireAt: exp},
-		{Ref: ref, Member: "c", Present: true, Score: m, ReachedMs: 9, ExpireAt: exp},
-		{Ref: ref, Member: "d", Present: true, Score: -m, ReachedMs: 0, ExpireAt: exp},
-		{Ref: ref, Member: "e", Present: true, Score: 10, ReachedMs: 4, ExpireAt: exp},
-		{Ref: ref, Member: "a", Present: true, Score: 11, ReachedMs: 7, ExpireAt: exp}, // a moves up
-		{Ref: ref, Member: "f", Present: true, Score: 1, ReachedMs: 1, ExpireAt: exp},
-		{Ref: ref, Member: "f", ExpireAt: exp}, // f leaves
-		{Ref: ref, Member: "zz"},               // absent: nothing to remove
-	}
-	for range 2 { // writing the batch again changes nothing
-		if err := w.Write(ctx, writes); err != nil {
+	eachServer(t, func(t *testing.T, rdb goredis.UniversalClient) {
+		ctx := context.Background()
+		w, r := rsredis.NewBoardWriter(rdb), rsredis.NewReader(rdb)
+		ref := rsredis.BoardRef{Board: "arena", Period: board.PeriodDay, PeriodID: "20261130", Shards: 4}
+		exp := time.Now().Add(time.Hour).Truncate(time.Second)
+		const m = board.MaxScore
+		writes := []rsredis.BoardWrite{
+			{Ref: ref, Member: "a", Present: true, Score: 10, ReachedMs: 5, ExpireAt: exp},
+			{Ref: ref, Member: "b", Present: true, Score: 10, ReachedMs: 4, ExpireAt: exp},
+			{Ref: ref, Member: "c", Present: true, Score: m, ReachedMs: 9, ExpireAt: exp},
+			{Ref: ref, Member: "d", Present: true, Score: -m, ReachedMs: 0, ExpireAt: exp},
+			{Ref: ref, Member: "e", Present: true, Score: 10, ReachedMs: 4, ExpireAt: exp},
+			{Ref: ref, Member: "a", Present: true, Score: 11, ReachedMs: 7, ExpireAt: exp}, // a moves up
+			{Ref: ref, Member: "f", Present: true, Score: 1, ReachedMs: 1, ExpireAt: exp},
+			{Ref: ref, Member: "f", ExpireAt: exp}, // f leaves
+			{Ref: ref, Member: "zz"},               // absent: nothing to remove
+		}
+		for range 2 { // writing the batch again changes nothing
+			if err := w.Write(ctx, writes); err != nil {
+				t.Fatal(err)
+			}
+		}
+		total, rows, err := r.BoardPage(ctx, ref, 0, 10)
+		want := []rsredis.Ranked{{Rank: 1, Member: "c", Score: m, ReachedMs: 9}, {Rank: 2, Member: "a", Score: 11, ReachedMs: 7},
+			{Rank: 3, Member: "b", Score: 10, ReachedMs: 4}, {Rank: 4, Member: "e", Score: 10, ReachedMs: 4}, {Rank: 5, Member: "d", Score: -m, ReachedMs: 0}}
+		if err != nil || total != 5 || !slices.Equal(rows, want) {
+			t.Fatalf("page: %d %+v %v, want 5 %+v", total, rows, err, want)
+		}
+		if _, rows, _ := r.BoardPage(ctx, ref, 3, 10); !slices.Equal(rows, want[3:]) {
+			t.Fatalf("page at offset 3: %+v", rows)
+		}
+		total, rows, err = r.BoardStanding(ctx, ref, "b", 1)
+		if err != nil || total != 5 || !slices.Equal(rows, want[1:4]) {
+			t.Fatalf("standing of b: %d %+v %v", total, rows, err)
+		}
+		if _, _, err := r.BoardStanding(ctx, ref, "f", 1); !errors.Is(err, rsredis.ErrNotRanked) {
+			t.Fatalf("standing of a removed member: %v", err)
+		}
+		// Every key of the board expires with the period; total boards never do.
+		used := map[int]bool{}
+		for _, m := range []string{"a", "b", "c", "d", "e"} {
+			used[rsredis.ShardOf(m, ref.Shards)] = true
+		}
+		keys := allKeys(t, ctx, rdb, "rank:*")
+		if len(keys) != 2*len(used) {
+			t.Fatalf("keys %q, want a sorted set and a hash for each of the %d shards used", keys, len(used))
+		}
+		for _, k := range keys {
+			if at, _ := rdb.ExpireTime(ctx, k).Result(); at != time.Duration(exp.Unix())*time.Second {
+				t.Fatalf("%s expires at %v, want %v", k, at, exp.Unix())
+			}
+		}
+		if err := w.Write(ctx, []rsredis.BoardWrite{{Ref: refOf("forever", 1), Member: "a", Present: true}}); err != nil {
 			t.Fatal(err)
 		}
-	}
-	total, rows, err := r.BoardPage(ctx, ref, 0, 10)
-	want := []rsredis.Ranked{{Rank: 1, Member: "c", Score: m, ReachedMs: 9}, {Rank: 2, Member: "a", Score: 11, ReachedMs: 7},
-		{Rank: 3, Member: "b", Score: 10, ReachedMs: 4}, {Rank: 4, Member: "e", Score: 10, ReachedMs: 4}, {Rank: 5, Member: "d", Score: -m, ReachedMs: 0}}
-	if err != nil || total != 5 || !slices.Equal(rows, want) {
-		t.Fatalf("page: %d %+v %v, want 5 %+v", total, rows, err, want)
-	}
-	if _, rows, _ := r.BoardPage(ctx, ref, 3, 10); !slices.Equal(rows, want[3:]) {
-		t.Fatalf("page at offset 3: %+v", rows)
-	}
-	total, rows, err = r.BoardStanding(ctx, ref, "b", 1)
-	if err != nil || total != 5 || !slices.Equal(rows, want[1:4]) {
-		t.Fatalf("standing of b: %d %+v %v", total, rows, err)
-	}
-	if _, _, err := r.BoardStanding(ctx, ref, "f", 1); !errors.Is(err, rsredis.ErrNotRanked) {
-		t.Fatalf("standing of a removed member: %v", err)
-	}
-	// Every key of the board expires with the period; total boards never do.
-	used := map[int]bool{}
-	for _, m := range []string{"a", "b", "c", "d", "e"} {
-		used[rsredis.ShardOf(m, ref.Shards)] = true
-	}
-	keys, _ := rdb.Keys(ctx, "rank:*").Result()
-	if len(keys) != 2*len(used) {
-		t.Fatalf("keys %q, want a sorted set and a hash for each of the %d shards used", keys, len(used))
-	}
-	for _, k := range keys {
-		if at, _ := rdb.ExpireTime(ctx, k).Result(); at != time.Duration(exp.Unix())*time.Second {
-			t.Fatalf("%s expires at %v, want %v", k, at, exp.Unix())
+		if ttl, _ := rdb.TTL(ctx, rsredis.ScoreBoardKey(refOf("forever", 1), 0)).Result(); ttl != -1 {
+			t.Fatalf("a total board has TTL %v", ttl)
 		}
-	}
-	if err := w.Write(ctx, []rsredis.BoardWrite{{Ref: refOf("forever", 1), Member: "a", Present: true}}); err != nil {
-		t.Fatal(err)
-	}
-	if ttl, _ := rdb.TTL(ctx, rsredis.ScoreBoardKey(refOf("forever", 1), 0)).Result(); ttl != -1 {
-		t.Fatalf("a total board has TTL %v", ttl)
-	}
-	// Bad input is refused before anything is written.
-	bad := []rsredis.BoardWrite{{Ref: refOf("bad", 1), Member: "a", Present: true}, {Ref: refOf("bad", 1), Member: "b", Present: true, Score: m + 1}}
-	if err := w.Write(ctx, bad); !errors.Is(err, rsredis.ErrEntryRange) {
-		t.Fatalf("score out of range: %v", err)
-	}
-	if n, _ := rdb.Exists(ctx, rsredis.ScoreBoardKey(refOf("bad", 1), 0)).Result(); n != 0 {
-		t.Fatal("a refused batch wrote a part")
-	}
-	for _, c := range []struct{ offset, limit, n int }{{1001, 1, 0}, {0, 101, 0}, {-1, 1, 0}} {
-		if _, _, err := r.BoardPage(ctx, ref, c.offset, c.limit); !errors.Is(err, rsredis.ErrBoardBounds) {
-			t.Errorf("page %+v: %v", c, err)
+		// Bad input is refused before anything is written.
+		bad := []rsredis.BoardWrite{{Ref: refOf("bad", 1), Member: "a", Present: true}, {Ref: refOf("bad", 1), Member: "b", Present: true, Score: m + 1}}
+		if err := w.Write(ctx, bad); !errors.Is(err, rsredis.ErrEntryRange) {
+			t.Fatalf("score out of range: %v", err)
 		}
-	}
-	if _, _, err := r.BoardStanding(ctx, ref, "a", 51); !errors.Is(err, rsredis.ErrBoardBounds) {
-		t.Errorf("51 neighbours: %v", err)
-	}
+		if n, _ := rdb.Exists(ctx, rsredis.ScoreBoardKey(refOf("bad", 1), 0)).Result(); n != 0 {
+			t.Fatal("a refused batch wrote a part")
+		}
+		for _, c := range []struct{ offset, limit, n int }{{1001, 1, 0}, {0, 101, 0}, {-1, 1, 0}} {
+			if _, _, err := r.BoardPage(ctx, ref, c.offset, c.limit); !errors.Is(err, rsredis.ErrBoardBounds) {
+				t.Errorf("page %+v: %v", c, err)
+			}
+		}
+		if _, _, err := r.BoardStanding(ctx, ref, "a", 51); !errors.Is(err, rsredis.ErrBoardBounds) {
+			t.Errorf("51 neighbours: %v", err)
+		}
+	})
 }
 
 // TestBoardWriterReloadsLostScripts: a Redis that lost its script cache (a restart, SCRIPT
@@ -205,113 +208,114 @@ func TestBoardWriterReloadsLostScripts(t *testing.T) {
 // and a middle offset) and every member's rank and neighbours (0..50, cycling) exactly alike,
 // and both equal the ranking the test computes itself.
 func TestShardedBoardAnswersLikeOneShard(t *testing.T) {
-	rdb := testenv.Redis(t)
-	ctx := context.Background()
-	w, r := rsredis.NewBoardWriter(rdb), rsredis.NewReader(rdb)
-	one, sharded := refOf("one", 1), refOf("sharded", 16)
-	rng := rand.New(rand.NewPCG(16, 1))
-	const members = 3000
-	truth := map[string]scored{}
-	var batch1, batch16 []rsredis.BoardWrite
-	flush := func() {
-		for _, b := range [][]rsredis.BoardWrite{batch1, batch16} {
-			if err := w.Write(ctx, b); err != nil {
-				t.Fatal(err)
+	eachServer(t, func(t *testing.T, rdb goredis.UniversalClient) {
+		ctx := context.Background()
+		w, r := rsredis.NewBoardWriter(rdb), rsredis.NewReader(rdb)
+		one, sharded := refOf("one", 1), refOf("sharded", 16)
+		rng := rand.New(rand.NewPCG(16, 1))
+		const members = 3000
+		truth := map[string]scored{}
+		var batch1, batch16 []rsredis.BoardWrite
+		flush := func() {
+			for _, b := range [][]rsredis.BoardWrite{batch1, batch16} {
+				if err := w.Write(ctx, b); err != nil {
+					t.Fatal(err)
+				}
 			}
+			batch1, batch16 = batch1[:0], batch16[:0]
 		}
-		batch1, batch16 = batch1[:0], batch16[:0]
-	}
-	for i := range 5 * members {
-		id := fmt.Sprintf("m%d", rng.IntN(members))
-		s := scored{id, rng.Int64N(40), 1_796_000_000_000 + rng.Int64N(5)}
-		switch rng.IntN(20) {
-		case 0:
-			s.score = board.MaxScore
-		case 1:
-			s.score = -board.MaxScore
-		case 2:
-			s.score = rng.Int64N(2*board.MaxScore+1) - board.MaxScore
-		}
-		present := rng.IntN(10) != 0
-		if present {
-			truth[id] = s
-		} else {
-			delete(truth, id)
-		}
-		for _, ref := range []rsredis.BoardRef{one, sharded} {
-			x := rsredis.BoardWrite{Ref: ref, Member: id, Present: present, Score: s.score, ReachedMs: s.reached}
-			if ref.Shards == 1 {
-				batch1 = append(batch1, x)
+		for i := range 5 * members {
+			id := fmt.Sprintf("m%d", rng.IntN(members))
+			s := scored{id, rng.Int64N(40), 1_796_000_000_000 + rng.Int64N(5)}
+			switch rng.IntN(20) {
+			case 0:
+				s.score = board.MaxScore
+			case 1:
+				s.score = -board.MaxScore
+			case 2:
+				s.score = rng.Int64N(2*board.MaxScore+1) - board.MaxScore
+			}
+			present := rng.IntN(10) != 0
+			if present {
+				truth[id] = s
 			} else {
-				batch16 = append(batch16, x)
+				delete(truth, id)
+			}
+			for _, ref := range []rsredis.BoardRef{one, sharded} {
+				x := rsredis.BoardWrite{Ref: ref, Member: id, Present: present, Score: s.score, ReachedMs: s.reached}
+				if ref.Shards == 1 {
+					batch1 = append(batch1, x)
+				} else {
+					batch16 = append(batch16, x)
+				}
+			}
+			if i%500 == 499 {
+				flush()
 			}
 		}
-		if i%500 == 499 {
-			flush()
+		flush()
+		want := make([]scored, 0, len(truth))
+		for _, s := range truth {
+			want = append(want, s)
 		}
-	}
-	flush()
-	want := make([]scored, 0, len(truth))
-	for _, s := range truth {
-		want = append(want, s)
-	}
-	slices.SortFunc(want, ranks)
-	row := func(i int) rsredis.Ranked {
-		return rsredis.Ranked{Rank: int64(i + 1), Member: want[i].member, Score: want[i].score, ReachedMs: want[i].reached}
-	}
-	rows := func(from, to int) []rsredis.Ranked {
-		var out []rsredis.Ranked
-		for i := from; i < min(to, len(want)); i++ {
-			out = append(out, row(i))
+		slices.SortFunc(want, ranks)
+		row := func(i int) rsredis.Ranked {
+			return rsredis.Ranked{Rank: int64(i + 1), Member: want[i].member, Score: want[i].score, ReachedMs: want[i].reached}
 		}
-		return out
-	}
-	shardsUsed := 0
-	for i := range 16 {
-		if n, _ := rdb.ZCard(ctx, rsredis.ScoreBoardKey(sharded, i)).Result(); n > 0 {
-			shardsUsed++
+		rows := func(from, to int) []rsredis.Ranked {
+			var out []rsredis.Ranked
+			for i := from; i < min(to, len(want)); i++ {
+				out = append(out, row(i))
+			}
+			return out
 		}
-	}
-	if shardsUsed != 16 || len(want) < 2000 {
-		t.Fatalf("%d shards used, %d members", shardsUsed, len(want))
-	}
-	t.Logf("%d members on the board", len(want))
-	check := func(offset, limit int) {
-		t.Helper()
-		for _, ref := range []rsredis.BoardRef{one, sharded} {
-			total, got, err := r.BoardPage(ctx, ref, offset, limit)
-			if err != nil || total != int64(len(want)) || !slices.Equal(got, rows(offset, offset+limit)) {
-				t.Fatalf("%d shards, page offset %d limit %d: total %d, %v\n got %+v\nwant %+v", ref.Shards, offset, limit, total, err, got, rows(offset, offset+limit))
+		shardsUsed := 0
+		for i := range 16 {
+			if n, _ := rdb.ZCard(ctx, rsredis.ScoreBoardKey(sharded, i)).Result(); n > 0 {
+				shardsUsed++
 			}
 		}
-	}
-	for offset := 0; offset <= rsredis.MaxBoardOffset; offset++ {
-		check(offset, 1+offset%rsredis.MaxBoardLimit)
-	}
-	for _, offset := range []int{0, 517, rsredis.MaxBoardOffset} {
-		for limit := 1; limit <= rsredis.MaxBoardLimit; limit++ {
-			check(offset, limit)
+		if shardsUsed != 16 || len(want) < 2000 {
+			t.Fatalf("%d shards used, %d members", shardsUsed, len(want))
 		}
-	}
-	for i := range want {
-		n := i % (rsredis.MaxBoardNeighbors + 1)
-		for _, ref := range []rsredis.BoardRef{one, sharded} {
-			total, got, err := r.BoardStanding(ctx, ref, want[i].member, n)
-			if exp := rows(max(0, i-n), i+n+1); err != nil || total != int64(len(want)) || !slices.Equal(got, exp) {
-				t.Fatalf("%d shards, standing of %s (rank %d, %d neighbours): %v\n got %+v\nwant %+v", ref.Shards, want[i].member, i+1, n, err, got, exp)
+		t.Logf("%d members on the board", len(want))
+		check := func(offset, limit int) {
+			t.Helper()
+			for _, ref := range []rsredis.BoardRef{one, sharded} {
+				total, got, err := r.BoardPage(ctx, ref, offset, limit)
+				if err != nil || total != int64(len(want)) || !slices.Equal(got, rows(offset, offset+limit)) {
+					t.Fatalf("%d shards, page offset %d limit %d: total %d, %v\n got %+v\nwant %+v", ref.Shards, offset, limit, total, err, got, rows(offset, offset+limit))
+				}
 			}
 		}
-	}
-	for id := range members {
-		if _, ok := truth[fmt.Sprintf("m%d", id)]; ok {
-			continue
+		for offset := 0; offset <= rsredis.MaxBoardOffset; offset++ {
+			check(offset, 1+offset%rsredis.MaxBoardLimit)
 		}
-		for _, ref := range []rsredis.BoardRef{one, sharded} {
-			if _, _, err := r.BoardStanding(ctx, ref, fmt.Sprintf("m%d", id), 3); !errors.Is(err, rsredis.ErrNotRanked) {
-				t.Fatalf("%d shards, a removed member: %v", ref.Shards, err)
+		for _, offset := range []int{0, 517, rsredis.MaxBoardOffset} {
+			for limit := 1; limit <= rsredis.MaxBoardLimit; limit++ {
+				check(offset, limit)
 			}
 		}
-	}
+		for i := range want {
+			n := i % (rsredis.MaxBoardNeighbors + 1)
+			for _, ref := range []rsredis.BoardRef{one, sharded} {
+				total, got, err := r.BoardStanding(ctx, ref, want[i].member, n)
+				if exp := rows(max(0, i-n), i+n+1); err != nil || total != int64(len(want)) || !slices.Equal(got, exp) {
+					t.Fatalf("%d shards, standing of %s (rank %d, %d neighbours): %v\n got %+v\nwant %+v", ref.Shards, want[i].member, i+1, n, err, got, exp)
+				}
+			}
+		}
+		for id := range members {
+			if _, ok := truth[fmt.Sprintf("m%d", id)]; ok {
+				continue
+			}
+			for _, ref := range []rsredis.BoardRef{one, sharded} {
+				if _, _, err := r.BoardStanding(ctx, ref, fmt.Sprintf("m%d", id), 3); !errors.Is(err, rsredis.ErrNotRanked) {
+					t.Fatalf("%d shards, a removed member: %v", ref.Shards, err)
+				}
+			}
+		}
+	})
 }
 
 // TestScoreBoardMemoryPerMember measures the Redis memory of a one-shard total board of

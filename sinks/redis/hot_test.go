@@ -35,9 +35,45 @@ func snap(n int, version int64, items ...string) topics.TopKSnapshot {
 	return s
 }
 
-// eachRedis runs f on the real redis-server and on miniredis, which `rankstream dev` embeds.
-func eachRedis(t *testing.T, f func(t *testing.T, rdb goredis.UniversalClient)) {
+// eachServer runs f on the real redis-server and on the real 3-master Redis Cluster.
+func eachServer(t *testing.T, f func(t *testing.T, rdb goredis.UniversalClient)) {
 	t.Run("redis-server", func(t *testing.T) { f(t, testenv.Redis(t)) })
+	t.Run("redis-cluster", func(t *testing.T) {
+		rdb, _ := testenv.RedisCluster(t)
+		f(t, rdb)
+	})
+}
+
+// allKeys is KEYS pattern over the whole keyspace: on a Redis Cluster, every master's.
+func allKeys(t *testing.T, ctx context.Context, rdb goredis.UniversalClient, pattern string) []string {
+	t.Helper()
+	cc, ok := rdb.(*goredis.ClusterClient)
+	if !ok {
+		keys, err := rdb.Keys(ctx, pattern).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return keys
+	}
+	var mu sync.Mutex
+	var keys []string
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, m *goredis.Client) error {
+		k, err := m.Keys(ctx, pattern).Result()
+		mu.Lock()
+		keys = append(keys, k...)
+		mu.Unlock()
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
+// eachRedis runs f on the real redis-server, the real Redis Cluster and on miniredis, which
+// `rankstream dev` embeds.
+func eachRedis(t *testing.T, f func(t *testing.T, rdb goredis.UniversalClient)) {
+	eachServer(t, f)
 	t.Run("miniredis", func(t *testing.T) {
 		mr, err := app.EmbeddedRedis("127.0.0.1:0")
 		if err != nil {
@@ -149,24 +185,25 @@ func TestHotWriterReadsSnapshotsWithoutMissingPartitions(t *testing.T) {
 }
 
 func TestHotWriterStoresTheContractJSON(t *testing.T) {
-	rdb := testenv.Redis(t)
-	w := rsredis.NewHotWriter(rdb)
-	s := snap(0, 1796040007013, "weather", "snow storm")
-	s.Stream = "" // the default stream
-	s.MissingPartitions = []int32{5}
-	if ok, err := w.Write(context.Background(), s); err != nil || !ok {
-		t.Fatalf("Write = %v, %v", ok, err)
-	}
-	got := rdb.Get(context.Background(), "hot:search:latest").Val()
-	want := `{"stream":"search","window_start":"2026-11-30T11:00:00.000Z","window_end":"2026-11-30T12:00:00.000Z",` +
-		`"generated_at":"2026-11-30T12:00:07.013Z","version":1796040007013,` +
-		`"items":[{"item":"weather","count":100,"error":0},{"item":"snow storm","count":90,"error":1}],"missing_partitions":[5],"dropped":0}`
-	if got != want {
-		t.Fatalf("hot:search:latest =\n%s\nwant\n%s", got, want)
-	}
-	if z := rdb.ZRangeArgs(context.Background(), goredis.ZRangeArgs{Key: "{hot:search:latest}:z", Start: 0, Stop: -1, Rev: true}).Val(); strings.Join(z, ",") != "weather,snow storm" {
-		t.Fatalf("ZSET mirror %v", z)
-	}
+	eachServer(t, func(t *testing.T, rdb goredis.UniversalClient) {
+		w := rsredis.NewHotWriter(rdb)
+		s := snap(0, 1796040007013, "weather", "snow storm")
+		s.Stream = "" // the default stream
+		s.MissingPartitions = []int32{5}
+		if ok, err := w.Write(context.Background(), s); err != nil || !ok {
+			t.Fatalf("Write = %v, %v", ok, err)
+		}
+		got := rdb.Get(context.Background(), "hot:search:latest").Val()
+		want := `{"stream":"search","window_start":"2026-11-30T11:00:00.000Z","window_end":"2026-11-30T12:00:00.000Z",` +
+			`"generated_at":"2026-11-30T12:00:07.013Z","version":1796040007013,` +
+			`"items":[{"item":"weather","count":100,"error":0},{"item":"snow storm","count":90,"error":1}],"missing_partitions":[5],"dropped":0}`
+		if got != want {
+			t.Fatalf("hot:search:latest =\n%s\nwant\n%s", got, want)
+		}
+		if z := rdb.ZRangeArgs(context.Background(), goredis.ZRangeArgs{Key: "{hot:search:latest}:z", Start: 0, Stop: -1, Rev: true}).Val(); strings.Join(z, ",") != "weather,snow storm" {
+			t.Fatalf("ZSET mirror %v", z)
+		}
+	})
 }
 
 func TestHotWriterStreamsAreSeparate(t *testing.T) {

@@ -75,94 +75,97 @@ func waitAcks(t *testing.T, a *acks, n int) {
 }
 
 func TestStepsWriterWritesValuesAndBoards(t *testing.T) {
-	rdb := testenv.Redis(t)
-	w := runWriter(t, rdb, rsredis.StepsOptions{Interval: 20 * time.Millisecond})
-	day := board.Day(20261130)
-	base := day.FirstInstant().UnixMilli() + 20*3600*1000
-	var a acks
-	updates := []*board.StepUpdate{
-		{User: "alice", Day: day, Steps: 500, ReachedMs: base + 10, Region: "eu"},
-		{User: "bob", Day: day, Steps: 500, ReachedMs: base + 5, Region: "eu"},
-		nil, // a dead-lettered record: nothing to write, but its ack keeps its place
-		{User: "carol", Day: day, Steps: 900, ReachedMs: base, Region: "us"},
-		{User: "alice", Day: day, Steps: 700, ReachedMs: base + 20, Region: "us", Left: []string{"eu"}},
-		// A late, smaller write (a redelivery) must not lower what readers see.
-		{User: "carol", Day: day, Steps: 100, ReachedMs: base, Region: "us"},
-	}
-	for i, u := range updates {
-		w.Submit(u, a.done(i))
-	}
-	waitAcks(t, &a, len(updates))
-	for i, got := range a.got {
-		if got != i || a.errs[i] != nil {
-			t.Fatalf("acks %v errs %v: want submission order without errors", a.got, a.errs)
+	eachServer(t, func(t *testing.T, rdb goredis.UniversalClient) {
+		w := runWriter(t, rdb, rsredis.StepsOptions{Interval: 20 * time.Millisecond})
+		day := board.Day(20261130)
+		base := day.FirstInstant().UnixMilli() + 20*3600*1000
+		var a acks
+		updates := []*board.StepUpdate{
+			{User: "alice", Day: day, Steps: 500, ReachedMs: base + 10, Region: "eu"},
+			{User: "bob", Day: day, Steps: 500, ReachedMs: base + 5, Region: "eu"},
+			nil, // a dead-lettered record: nothing to write, but its ack keeps its place
+			{User: "carol", Day: day, Steps: 900, ReachedMs: base, Region: "us"},
+			{User: "alice", Day: day, Steps: 700, ReachedMs: base + 20, Region: "us", Left: []string{"eu"}},
+			// A late, smaller write (a redelivery) must not lower what readers see.
+			{User: "carol", Day: day, Steps: 100, ReachedMs: base, Region: "us"},
 		}
-	}
-	ctx := context.Background()
-	for user, want := range map[string]string{"alice": "700", "bob": "500", "carol": "900"} {
-		if got := rdb.Get(ctx, rsredis.StepKey(day, user)).Val(); got != want {
-			t.Errorf("step key of %s = %q, want %s", user, got, want)
+		for i, u := range updates {
+			w.Submit(u, a.done(i))
 		}
-		ttl := rdb.TTL(ctx, rsredis.StepKey(day, user)).Val()
-		if ttl <= 0 {
-			t.Errorf("step key of %s has no TTL", user)
+		waitAcks(t, &a, len(updates))
+		for i, got := range a.got {
+			if got != i || a.errs[i] != nil {
+				t.Fatalf("acks %v errs %v: want submission order without errors", a.got, a.errs)
+			}
 		}
-	}
-	order := func(key string) []string {
-		return rdb.ZRangeArgs(ctx, goredis.ZRangeArgs{Key: key, Start: 0, Stop: -1, Rev: true}).Val()
-	}
-	if got := order(rsredis.StepsGlobalBoard(day)); !equal(got, []string{"carol", "alice", "bob"}) {
-		t.Errorf("global board %v", got)
-	}
-	if got := order(rsredis.StepsRegionBoard("eu", day)); !equal(got, []string{"bob"}) {
-		t.Errorf("eu board %v: alice moved to us", got)
-	}
-	if got := order(rsredis.StepsRegionBoard("us", day)); !equal(got, []string{"carol", "alice"}) {
-		t.Errorf("us board %v", got)
-	}
-	score := rdb.ZScore(ctx, rsredis.StepsGlobalBoard(day), "carol").Val()
-	if s, r := board.DayComposite(day).Decode(score); s != 900 || r != base {
-		t.Errorf("carol's composite decodes to %d@%d", s, r)
-	}
+		ctx := context.Background()
+		for user, want := range map[string]string{"alice": "700", "bob": "500", "carol": "900"} {
+			if got := rdb.Get(ctx, rsredis.StepKey(day, user)).Val(); got != want {
+				t.Errorf("step key of %s = %q, want %s", user, got, want)
+			}
+			ttl := rdb.TTL(ctx, rsredis.StepKey(day, user)).Val()
+			if ttl <= 0 {
+				t.Errorf("step key of %s has no TTL", user)
+			}
+		}
+		order := func(key string) []string {
+			return rdb.ZRangeArgs(ctx, goredis.ZRangeArgs{Key: key, Start: 0, Stop: -1, Rev: true}).Val()
+		}
+		if got := order(rsredis.StepsGlobalBoard(day)); !equal(got, []string{"carol", "alice", "bob"}) {
+			t.Errorf("global board %v", got)
+		}
+		if got := order(rsredis.StepsRegionBoard("eu", day)); !equal(got, []string{"bob"}) {
+			t.Errorf("eu board %v: alice moved to us", got)
+		}
+		if got := order(rsredis.StepsRegionBoard("us", day)); !equal(got, []string{"carol", "alice"}) {
+			t.Errorf("us board %v", got)
+		}
+		score := rdb.ZScore(ctx, rsredis.StepsGlobalBoard(day), "carol").Val()
+		if s, r := board.DayComposite(day).Decode(score); s != 900 || r != base {
+			t.Errorf("carol's composite decodes to %d@%d", s, r)
+		}
+	})
 }
 
 // TestStepsWriterRemovesLeftRegionsOnEveryUpdate: a crash after the table stored a move but
 // before the boards were written leaves the user on the board they left; the redelivered
 // update (the same values) carries the regions left and removes them again.
 func TestStepsWriterRemovesLeftRegionsOnEveryUpdate(t *testing.T) {
-	rdb := testenv.Redis(t)
-	w := runWriter(t, rdb, rsredis.StepsOptions{Interval: 20 * time.Millisecond})
-	day := board.Day(20261130)
-	ctx := context.Background()
-	rdb.ZAdd(ctx, rsredis.StepsRegionBoard("eu-west", day), goredis.Z{Score: 1, Member: "alice"}, goredis.Z{Score: 1, Member: "bob"})
-	rdb.ZAdd(ctx, rsredis.StepsRegionBoard("asia", day), goredis.Z{Score: 1, Member: "alice"})
-	var a acks
-	w.Submit(&board.StepUpdate{User: "alice", Day: day, Steps: 200, ReachedMs: day.FirstInstant().UnixMilli(), Region: "us-east", Left: []string{"asia", "eu-west"}}, a.done(0))
-	waitAcks(t, &a, 1)
-	if got := rdb.ZRange(ctx, rsredis.StepsRegionBoard("eu-west", day), 0, -1).Val(); !equal(got, []string{"bob"}) {
-		t.Errorf("eu-west board %v, want only bob", got)
-	}
-	if n := rdb.Exists(ctx, rsredis.StepsRegionBoard("asia", day)).Val(); n != 0 {
-		t.Errorf("asia board still exists")
-	}
-	if got := rdb.ZRange(ctx, rsredis.StepsRegionBoard("us-east", day), 0, -1).Val(); !equal(got, []string{"alice"}) {
-		t.Errorf("us-east board %v", got)
-	}
+	eachServer(t, func(t *testing.T, rdb goredis.UniversalClient) {
+		w := runWriter(t, rdb, rsredis.StepsOptions{Interval: 20 * time.Millisecond})
+		day := board.Day(20261130)
+		ctx := context.Background()
+		rdb.ZAdd(ctx, rsredis.StepsRegionBoard("eu-west", day), goredis.Z{Score: 1, Member: "alice"}, goredis.Z{Score: 1, Member: "bob"})
+		rdb.ZAdd(ctx, rsredis.StepsRegionBoard("asia", day), goredis.Z{Score: 1, Member: "alice"})
+		var a acks
+		w.Submit(&board.StepUpdate{User: "alice", Day: day, Steps: 200, ReachedMs: day.FirstInstant().UnixMilli(), Region: "us-east", Left: []string{"asia", "eu-west"}}, a.done(0))
+		waitAcks(t, &a, 1)
+		if got := rdb.ZRange(ctx, rsredis.StepsRegionBoard("eu-west", day), 0, -1).Val(); !equal(got, []string{"bob"}) {
+			t.Errorf("eu-west board %v, want only bob", got)
+		}
+		if n := rdb.Exists(ctx, rsredis.StepsRegionBoard("asia", day)).Val(); n != 0 {
+			t.Errorf("asia board still exists")
+		}
+		if got := rdb.ZRange(ctx, rsredis.StepsRegionBoard("us-east", day), 0, -1).Val(); !equal(got, []string{"alice"}) {
+			t.Errorf("us-east board %v", got)
+		}
+	})
 }
 
 func TestStepsWriterTieGoesToWhoReachedFirst(t *testing.T) {
-	rdb := testenv.Redis(t)
-	w := runWriter(t, rdb, rsredis.StepsOptions{Interval: 20 * time.Millisecond})
-	day := board.Day(20261130)
-	base := day.FirstInstant().UnixMilli() + 3600*1000
-	var a acks
-	// zed reached 1000 one millisecond before amy: zed ranks first despite the member order.
-	w.Submit(&board.StepUpdate{User: "amy", Day: day, Steps: 1000, ReachedMs: base + 1}, a.done(0))
-	w.Submit(&board.StepUpdate{User: "zed", Day: day, Steps: 1000, ReachedMs: base}, a.done(1))
-	waitAcks(t, &a, 2)
-	if got := rdb.ZRangeArgs(context.Background(), goredis.ZRangeArgs{Key: rsredis.StepsGlobalBoard(day), Start: 0, Stop: -1, Rev: true}).Val(); !equal(got, []string{"zed", "amy"}) {
-		t.Fatalf("board %v, want zed first", got)
-	}
+	eachServer(t, func(t *testing.T, rdb goredis.UniversalClient) {
+		w := runWriter(t, rdb, rsredis.StepsOptions{Interval: 20 * time.Millisecond})
+		day := board.Day(20261130)
+		base := day.FirstInstant().UnixMilli() + 3600*1000
+		var a acks
+		// zed reached 1000 one millisecond before amy: zed ranks first despite the member order.
+		w.Submit(&board.StepUpdate{User: "amy", Day: day, Steps: 1000, ReachedMs: base + 1}, a.done(0))
+		w.Submit(&board.StepUpdate{User: "zed", Day: day, Steps: 1000, ReachedMs: base}, a.done(1))
+		waitAcks(t, &a, 2)
+		if got := rdb.ZRangeArgs(context.Background(), goredis.ZRangeArgs{Key: rsredis.StepsGlobalBoard(day), Start: 0, Stop: -1, Rev: true}).Val(); !equal(got, []string{"zed", "amy"}) {
+			t.Fatalf("board %v, want zed first", got)
+		}
+	})
 }
 
 // TestStepsWriterHoldsAcksWhileRedisIsDown: while Redis cannot be reached the writer retries
