@@ -122,12 +122,19 @@ type stepsFlags struct {
 }
 
 func (s *stepsFlags) register(fs *flag.FlagSet) {
-	d := topics.DefaultStepRules
-	fs.Int64Var(&s.rules.MaxSteps, "max-steps", d.MaxSteps, "largest plausible daily step count; larger reports go to the dead-letter topic")
-	fs.DurationVar(&s.rules.Retention, "retention", d.Retention, "reports older than this before their record's timestamp go to the dead-letter topic; also the TTL of Redis day keys")
-	fs.DurationVar(&s.rules.FutureSkew, "future-skew", d.FutureSkew, "reports later than this after their record's timestamp go to the dead-letter topic")
+	registerStepRules(fs, &s.rules)
 	fs.DurationVar(&s.coalesce, "coalesce", 500*time.Millisecond, "how long Redis writes are coalesced per user and day before a pipelined flush")
 	fs.IntVar(&s.maxPending, "max-pending", 200_000, "records waiting for a Redis flush before the processor stops consuming (backpressure while Redis is slow or down)")
+}
+
+// registerStepRules registers the rules a step report must pass: the processors dead-letter
+// what breaks them, the gateway refuses it with 400, so both must be given the same values
+// (the same RANKSTREAM_* variables).
+func registerStepRules(fs *flag.FlagSet, r *topics.StepRules) {
+	d := topics.DefaultStepRules
+	fs.Int64Var(&r.MaxSteps, "max-steps", d.MaxSteps, "largest plausible daily step count; larger reports go to the dead-letter topic (the gateway refuses them)")
+	fs.DurationVar(&r.Retention, "retention", d.Retention, "reports older than this before their record's timestamp go to the dead-letter topic (the gateway refuses them); also the TTL of Redis day keys")
+	fs.DurationVar(&r.FutureSkew, "future-skew", d.FutureSkew, "reports later than this after their record's timestamp go to the dead-letter topic (the gateway refuses them)")
 }
 
 // pipelineFlags are the flags of the commands that run processors.

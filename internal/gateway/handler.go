@@ -138,7 +138,10 @@ func (g *Gateway) serve(ctx context.Context, rt route, topic, key string, w http
 // body itself (a value of the topic, to be validated by its decoder).
 func split(body []byte) (elems [][]byte, array bool, a answer) {
 	body = bytes.TrimSpace(body)
-	if len(body) == 0 || body[0] != '[' {
+	if len(body) == 0 {
+		return nil, false, fail(http.StatusBadRequest, "body: empty")
+	}
+	if body[0] != '[' {
 		return [][]byte{body}, false, answer{}
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
