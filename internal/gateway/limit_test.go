@@ -12,6 +12,18 @@ import (
 	"github.com/rankstream/rankstream/internal/obs"
 )
 
+// MetricValue reads a counter or a gauge (for the tests of package gateway_test too).
+func MetricValue(c prometheus.Metric) float64 {
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		panic(err)
+	}
+	if m.Counter != nil {
+		return m.Counter.GetValue()
+	}
+	return m.Gauge.GetValue()
+}
+
 func TestTokenBuckets(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
 	type step struct {
@@ -54,7 +66,7 @@ func TestTokenBuckets(t *testing.T) {
 		}, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			before := value(obs.GatewayRateBucketsEvicted)
+			before := MetricValue(obs.GatewayRateBucketsEvicted)
 			l := newLimiter(c.rate, c.burst, c.max)
 			for i, s := range c.steps {
 				wait, ok := l.take(s.users, t0.Add(s.at))
@@ -65,7 +77,7 @@ func TestTokenBuckets(t *testing.T) {
 					t.Fatalf("step %d: %d buckets, bound %d", i, n, c.max)
 				}
 			}
-			if got := value(obs.GatewayRateBucketsEvicted) - before; got != c.wantEvicted {
+			if got := MetricValue(obs.GatewayRateBucketsEvicted) - before; got != c.wantEvicted {
 				t.Errorf("evicted before refilled: %v, want %v", got, c.wantEvicted)
 			}
 		})
@@ -134,16 +146,4 @@ func TestParseKeys(t *testing.T) {
 			}
 		})
 	}
-}
-
-// value reads a counter or a gauge.
-func value(c prometheus.Metric) float64 {
-	var m dto.Metric
-	if err := c.Write(&m); err != nil {
-		panic(err)
-	}
-	if m.Counter != nil {
-		return m.Counter.GetValue()
-	}
-	return m.Gauge.GetValue()
 }
