@@ -71,6 +71,9 @@ type Config struct {
 	Log            *slog.Logger
 }
 
+// maxRequestTimeout leaves 5 s of the server's write limit to read the body and answer.
+var maxRequestTimeout = obs.DefaultServerLimits.Write - 5*time.Second
+
 func (c *Config) setDefaults() error {
 	if c.StepRules == (topics.StepRules{}) {
 		c.StepRules = topics.DefaultStepRules
@@ -110,8 +113,10 @@ func (c *Config) setDefaults() error {
 		return fmt.Errorf("gateway: max body %d: want at least 1 byte", c.MaxBody)
 	case c.MaxInFlightBytes < c.MaxBody+MaxElements*recordOverhead:
 		return fmt.Errorf("gateway: max in-flight bytes %d: want at least the largest request, %d", c.MaxInFlightBytes, c.MaxBody+MaxElements*recordOverhead)
-	case c.RequestTimeout < 0, c.ShedRetryAfter < time.Second:
-		return fmt.Errorf("gateway: request timeout %s, shed retry-after %s: want positive, and at least 1s", c.RequestTimeout, c.ShedRetryAfter)
+	case c.RequestTimeout < 0 || c.RequestTimeout > maxRequestTimeout:
+		return fmt.Errorf("gateway: request timeout %s: want from 0 to %s (the answer must be written within the server's write limit, %s)", c.RequestTimeout, maxRequestTimeout, obs.DefaultServerLimits.Write)
+	case c.ShedRetryAfter < time.Second:
+		return fmt.Errorf("gateway: shed retry-after %s: want at least 1s", c.ShedRetryAfter)
 	}
 	return nil
 }
@@ -125,6 +130,7 @@ type Gateway struct {
 	budget  budget
 	log     *slog.Logger
 	authLog obs.LogLimiter
+	badLog  obs.LogLimiter
 	shedLog obs.LogLimiter
 }
 

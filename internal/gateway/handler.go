@@ -87,6 +87,9 @@ func (g *Gateway) serve(ctx context.Context, rt route, topic, key string, w http
 			bad = append(bad, elementError{i, reason(err)})
 		}
 	}
+	if len(bad) > 0 {
+		g.badLog.Log(r.Context(), g.log, slog.LevelWarn, "gateway: request refused", "route", rt.pattern, "key", key, "element", bad[0].Index, "reason", bad[0].Error, "invalid_elements", len(bad))
+	}
 	switch {
 	case len(bad) > 0 && !array:
 		return fail(http.StatusBadRequest, "%s", bad[0].Error)
@@ -97,6 +100,14 @@ func (g *Gateway) serve(ctx context.Context, rt route, topic, key string, w http
 		}}
 	}
 
+	// The bytes first: a request shed for want of them must not cost its users a token.
+	var cost int64
+	for _, rec := range recs {
+		cost += rec.cost()
+	}
+	if !g.budget.acquire(cost) {
+		return g.shed(r, rt, key, errInFlight)
+	}
 	users := make([]string, 0, len(recs))
 	seen := make(map[string]bool, len(recs))
 	for _, rec := range recs {
@@ -106,23 +117,14 @@ func (g *Gateway) serve(ctx context.Context, rt route, topic, key string, w http
 		}
 	}
 	if wait, ok := g.limiter.take(users, now); !ok {
+		g.budget.release(cost)
 		a := fail(http.StatusTooManyRequests, "over the rate of %g requests a second per user (burst %d); retry later", g.cfg.UserRate, g.cfg.UserBurst)
 		a.retryAfter = strconv.Itoa(int(math.Ceil(wait.Seconds())))
 		return a
 	}
 	ids, err := g.produce(ctx, topic, recs, now)
 	if err != nil {
-		reason := "kafka"
-		if errors.Is(err, errInFlight) {
-			reason = "in_flight"
-		}
-		obs.GatewayShed.WithLabelValues(reason).Inc()
-		if r.Context().Err() == nil { // a client that went away needs no log line
-			g.shedLog.Log(r.Context(), g.log, slog.LevelWarn, "gateway: request shed", "route", rt.pattern, "key", key, "reason", reason, "err", err)
-		}
-		a := fail(http.StatusServiceUnavailable, "%v; nothing of this request may be counted as accepted: retry it whole", err)
-		a.retryAfter = g.retryAfter()
-		return a
+		return g.shed(r, rt, key, err)
 	}
 	obs.GatewayRecords.WithLabelValues(topic).Add(float64(len(recs)))
 	if g.log.Enabled(ctx, slog.LevelDebug) {
@@ -132,6 +134,22 @@ func (g *Gateway) serve(ctx context.Context, rt route, topic, key string, w http
 		return answer{code: http.StatusAccepted, body: map[string][]string{"request_ids": ids}}
 	}
 	return answer{code: http.StatusAccepted, body: map[string]string{"request_id": ids[0]}}
+}
+
+// shed answers 503 with a jittered Retry-After: the request's records were not all
+// acknowledged by Kafka (err says why).
+func (g *Gateway) shed(r *http.Request, rt route, key string, err error) answer {
+	reason := "kafka"
+	if errors.Is(err, errInFlight) {
+		reason = "in_flight"
+	}
+	obs.GatewayShed.WithLabelValues(reason).Inc()
+	if r.Context().Err() == nil { // a client that went away needs no log line
+		g.shedLog.Log(r.Context(), g.log, slog.LevelWarn, "gateway: request shed", "route", rt.pattern, "key", key, "reason", reason, "err", err)
+	}
+	a := fail(http.StatusServiceUnavailable, "%v; nothing of this request may be counted as accepted: retry it whole", err)
+	a.retryAfter = g.retryAfter()
+	return a
 }
 
 // split returns a body's elements: the elements of a JSON array (1 to MaxElements), or the
@@ -175,20 +193,14 @@ var errInFlight = errors.New("kafka is not keeping up (in-flight bytes at their 
 
 // produce hands recs to Kafka, stamped with now (the time they were validated at), and waits
 // until Kafka acknowledged them all, returning their request ids; or until one failed or ctx
-// ended. Their bytes are reserved in the budget until Kafka answers each of them, even after
-// produce returned: a record already sent cannot be taken back from an idempotent producer.
+// ended. Their bytes, reserved in the budget by the caller, are given back as Kafka answers
+// each of them, even after produce returned: a record already sent cannot be taken back from
+// an idempotent producer.
 func (g *Gateway) produce(ctx context.Context, topic string, recs []record, now time.Time) ([]string, error) {
-	var cost int64
-	for _, rec := range recs {
-		cost += int64(len(rec.key) + len(rec.value) + recordOverhead)
-	}
-	if !g.budget.acquire(cost) {
-		return nil, errInFlight
-	}
 	ids := make([]string, len(recs))
 	done := make(chan error, len(recs))
 	for i, rec := range recs {
-		size := int64(len(rec.key) + len(rec.value) + recordOverhead)
+		size := rec.cost()
 		g.cl.TryProduce(ctx, &kgo.Record{Topic: topic, Key: rec.key, Value: rec.value, Timestamp: now}, func(kr *kgo.Record, err error) {
 			g.budget.release(size)
 			if err == nil {

@@ -96,6 +96,7 @@ func TestBudget(t *testing.T) {
 	if b.acquire(41) || !b.acquire(40) {
 		t.Fatal("a release did not give back exactly its bytes")
 	}
+	b.release(100) // the gauge of in-flight bytes is the process's: leave it as found
 }
 
 func TestParseKeys(t *testing.T) {

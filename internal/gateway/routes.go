@@ -1,10 +1,10 @@
 package gateway
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/lovoo/goka"
-	"github.com/segmentio/encoding/json"
 
 	"github.com/rankstream/rankstream/topics"
 )
@@ -37,11 +37,16 @@ type record struct {
 	user string
 }
 
+// cost is what the record counts in the in-flight bytes.
+func (r record) cost() int64 { return int64(len(r.key) + len(r.value) + recordOverhead) }
+
 // decodeStep: a steps.reported value, keyed by its user id, with the rules of the steps
 // processor (topics.DecodeStepReport, with the gateway's --max-steps, --retention and
 // --future-skew).
 func decodeStep(g *Gateway, raw []byte, now time.Time, out []record) ([]record, error) {
 	// The key is the user id; a value that does not say it gets DecodeStepReport's reason.
+	// (encoding/json refuses nesting deeper than 10,000 before DecodeStepReport refuses what
+	// is deeper than topics.MaxJSONDepth; both take the last of a repeated field.)
 	var head struct {
 		UserID string `json:"user_id"`
 	}

@@ -52,6 +52,7 @@ func TestSlowKafkaShedsAtOnce(t *testing.T) {
 	})
 	const requests = 40
 	now := time.Now()
+	shedBefore := value(obs.GatewayShed.WithLabelValues("in_flight"))
 	replies := make(chan reply, requests)
 	for i := range requests {
 		reports := make([]string, gateway.MaxElements)
@@ -60,7 +61,6 @@ func TestSlowKafkaShedsAtOnce(t *testing.T) {
 		}
 		go func() { replies <- g.post("/v1/steps", "Bearer "+secret, "["+strings.Join(reports, ",")+"]") }()
 	}
-	shedBefore := value(obs.GatewayShed.WithLabelValues("in_flight"))
 	var got []reply
 	retryAfters := map[string]bool{}
 	for len(got) < requests/2 { // at most 16 requests of ~67 KB fit in 1 MiB: the others are shed
