@@ -99,6 +99,17 @@ func (k *kafkaFlags) register(fs *flag.FlagSet, withBrokers bool) {
 	}
 	fs.IntVar(&k.partitions, "partitions", topics.DefaultPartitions, "partitions of every co-partitioned topic (inputs and group tables)")
 	fs.IntVar(&k.replication, "replication", 1, "replication factor of the topics rankstream creates")
+	k.registerNames(fs)
+}
+
+// registerClient registers the flags of a command that only produces to existing topics
+// (the gateway): brokers, topic prefix and client id.
+func (k *kafkaFlags) registerClient(fs *flag.FlagSet) {
+	fs.StringVar(&k.brokers, "brokers", "127.0.0.1:9092", "Kafka bootstrap brokers, comma-separated")
+	k.registerNames(fs)
+}
+
+func (k *kafkaFlags) registerNames(fs *flag.FlagSet) {
 	fs.StringVar(&k.prefix, "topic-prefix", "", "prefix of every topic and group name, to share a cluster between deployments")
 	fs.StringVar(&k.clientID, "client-id", "rankstream", "Kafka client id")
 }

@@ -13,14 +13,14 @@ func runGateway(ctx context.Context, args []string, _ io.Reader, _, stderr io.Wr
 	fs := newFlags("gateway", "Serves the write API (POST /v1/steps, /v1/search), /metrics, /healthz and /readyz: validates each body with the\nprocessors' rules, rate-limits per user, and answers 202 once Kafka acknowledged (503 with Retry-After while it cannot).")
 	fs.SetOutput(stderr)
 	var kf kafkaFlags
-	kf.register(fs, true)
+	kf.registerClient(fs)
 	var lf logFlags
 	lf.register(fs)
 	var cfg app.GatewayConfig
 	g := &cfg.Gateway
 	registerStepRules(fs, &g.StepRules)
 	fs.StringVar(&cfg.HTTPAddr, "http", "127.0.0.1:8090", "listen address")
-	fs.StringVar(&cfg.KeysFile, "api-keys", "", "file of the accepted API keys, one `name sha256-hex` a line (the SHA-256 of the key: printf %s \"$KEY\" | sha256sum); read again on SIGHUP")
+	fs.StringVar(&cfg.KeysFile, "api-keys", "", "the `file` of the accepted API keys, one \"name sha256-hex\" a line (the SHA-256 of the key: printf %s \"$KEY\" | sha256sum); read again on SIGHUP")
 	fs.Float64Var(&g.UserRate, "user-rate", gateway.DefaultUserRate, "requests a second a user may make on a route, on average (429 with Retry-After beyond); negative: no per-user limit")
 	fs.IntVar(&g.UserBurst, "user-burst", gateway.DefaultUserBurst, "requests a user may make at once on a route")
 	fs.IntVar(&g.UserBuckets, "user-buckets", gateway.DefaultUserBuckets, "users whose rate is tracked in memory; beyond, the least recently seen one is forgotten")
