@@ -40,6 +40,8 @@ const (
 	// acknowledges it (the client's record, promise and batch bookkeeping, ours): an estimate
 	// counted in the in-flight bytes.
 	recordOverhead = 512
+	// probeRequests is how many requests at a time try a Kafka that failed the last ones.
+	probeRequests = 4
 )
 
 // Config configures a Gateway. Zero fields take the defaults above (StepRules:
@@ -128,6 +130,7 @@ type Gateway struct {
 	topics  []string
 	limiter *limiter
 	budget  budget
+	breaker breaker
 	log     *slog.Logger
 	authLog obs.LogLimiter
 	badLog  obs.LogLimiter
@@ -157,6 +160,7 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	g := &Gateway{cfg: cfg, cl: cl, limiter: newLimiter(rate, cfg.UserBurst, cfg.UserBuckets), log: cfg.Log}
 	g.budget.max = cfg.MaxInFlightBytes
+	g.breaker.probes = make(chan struct{}, probeRequests)
 	for _, rt := range routes {
 		g.topics = append(g.topics, string(cfg.Kafka.Names.Stream(rt.stream)))
 	}

@@ -100,6 +100,11 @@ func (g *Gateway) serve(ctx context.Context, rt route, topic, key string, w http
 		}}
 	}
 
+	leave, ok := g.breaker.enter()
+	if !ok {
+		return g.shed(r, rt, key, errKafkaDown)
+	}
+	defer leave()
 	// The bytes first: a request shed for want of them must not cost its users a token.
 	var cost int64
 	for _, rec := range recs {
@@ -123,6 +128,15 @@ func (g *Gateway) serve(ctx context.Context, rt route, topic, key string, w http
 		return a
 	}
 	ids, err := g.produce(ctx, topic, recs, now)
+	if err == nil || r.Context().Err() == nil { // a client that went away says nothing of Kafka
+		if g.breaker.record(err == nil) {
+			if err != nil {
+				g.log.Warn("gateway: kafka is not acknowledging; shedding all requests but a few that probe it", "probes", cap(g.breaker.probes), "err", err)
+			} else {
+				g.log.Info("gateway: kafka acknowledges again")
+			}
+		}
+	}
 	if err != nil {
 		return g.shed(r, rt, key, err)
 	}
@@ -140,8 +154,11 @@ func (g *Gateway) serve(ctx context.Context, rt route, topic, key string, w http
 // acknowledged by Kafka (err says why).
 func (g *Gateway) shed(r *http.Request, rt route, key string, err error) answer {
 	reason := "kafka"
-	if errors.Is(err, errInFlight) {
+	switch {
+	case errors.Is(err, errInFlight):
 		reason = "in_flight"
+	case errors.Is(err, errKafkaDown):
+		reason = "kafka_down"
 	}
 	obs.GatewayShed.WithLabelValues(reason).Inc()
 	if r.Context().Err() == nil { // a client that went away needs no log line
@@ -188,8 +205,11 @@ func split(body []byte) (elems [][]byte, array bool, a answer) {
 	return elems, true, answer{}
 }
 
-// errInFlight: the in-flight bytes are at their bound.
-var errInFlight = errors.New("kafka is not keeping up (in-flight bytes at their bound)")
+// Why a request is shed before it reaches Kafka.
+var (
+	errInFlight  = errors.New("kafka is not keeping up (in-flight bytes at their bound)")
+	errKafkaDown = errors.New("kafka is not acknowledging (the last requests failed)")
+)
 
 // produce hands recs to Kafka, stamped with now (the time they were validated at), and waits
 // until Kafka acknowledged them all, returning their request ids; or until one failed or ctx

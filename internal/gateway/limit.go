@@ -111,3 +111,33 @@ func (b *budget) release(n int64) {
 	b.used.Add(-n)
 	obs.GatewayInFlightBytes.Sub(float64(n))
 }
+
+// breaker sheds at once the requests a Kafka that fails could not serve anyway. Once a
+// request's records were not acknowledged (Kafka failed, or did not answer within the
+// request deadline) it opens: then at most cap(probes) requests at a time try Kafka, the others
+// are answered 503 at once instead of each holding a connection until its deadline (a midnight
+// surge against a Kafka that is down would otherwise fill the server's concurrency cap, whose
+// 503s carry no jitter). The first request Kafka acknowledges closes it.
+type breaker struct {
+	open   atomic.Bool
+	probes chan struct{}
+}
+
+// enter lets a request try Kafka (ok) or not; leave must be called when it is done.
+func (b *breaker) enter() (leave func(), ok bool) {
+	if !b.open.Load() {
+		return func() {}, true
+	}
+	select {
+	case b.probes <- struct{}{}:
+		return func() { <-b.probes }, true
+	default:
+		return nil, false
+	}
+}
+
+// record notes whether Kafka acknowledged a request, and reports whether that changed the
+// state (opened or closed the breaker).
+func (b *breaker) record(acknowledged bool) (changed bool) {
+	return b.open.Swap(!acknowledged) == acknowledged
+}

@@ -104,8 +104,9 @@ func TestSlowKafkaShedsAtOnce(t *testing.T) {
 }
 
 // TestBrokerStoppedAnswers503: a broker of the test's own is killed under the gateway with
-// every default. 40 clients keep writing for 8 s: every answer is 503 with a jittered
-// Retry-After within the request deadline (plus slack), nothing is answered 202, /readyz
+// every default. 40 clients keep writing for 8 s (100 ms between requests): every answer is 503
+// with a jittered Retry-After within the request deadline (plus slack), nothing is answered
+// 202, once the first requests failed most are shed at once (only a few probe Kafka), /readyz
 // says not ready, and the heap does not grow with the requests. Once the broker is back,
 // reports are accepted again and every in-flight byte is given back.
 func TestBrokerStoppedAnswers503(t *testing.T) {
@@ -136,10 +137,12 @@ func TestBrokerStoppedAnswers503(t *testing.T) {
 	var (
 		mu          sync.Mutex
 		answers     int
+		fast        int
 		retryAfters = map[string]bool{}
 		maxInFlight atomic.Int64
 		wg          sync.WaitGroup
 	)
+	downBefore := value(obs.GatewayShed.WithLabelValues("kafka_down"))
 	end := time.Now().Add(8 * time.Second)
 	for c := range 40 {
 		wg.Add(1)
@@ -154,8 +157,12 @@ func TestBrokerStoppedAnswers503(t *testing.T) {
 				}
 				mu.Lock()
 				answers++
+				if r.took < time.Second {
+					fast++
+				}
 				retryAfters[r.retryAfter] = true
 				mu.Unlock()
+				time.Sleep(100 * time.Millisecond)
 			}
 		}()
 	}
@@ -163,7 +170,12 @@ func TestBrokerStoppedAnswers503(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
 	growth := int64(ms.HeapAlloc) - int64(heapBefore)
-	t.Logf("broker down: %d answers, all 503; Retry-After values %v; in-flight bytes at most %d; heap %+d bytes", answers, retryAfters, maxInFlight.Load(), growth)
+	down := value(obs.GatewayShed.WithLabelValues("kafka_down")) - downBefore
+	t.Logf("broker down: %d answers, all 503, %d within a second, %v shed at once while Kafka failed; Retry-After values %v; in-flight bytes at most %d; heap %+d bytes",
+		answers, fast, down, retryAfters, maxInFlight.Load(), growth)
+	if fast < answers/2 || down == 0 {
+		t.Errorf("%d of %d answers within a second, %v shed at once: want most requests shed at once once Kafka failed", fast, answers, down)
+	}
 	if maxInFlight.Load() > gateway.DefaultMaxInFlightBytes || growth > 16<<20 {
 		t.Errorf("in-flight bytes up to %d, heap grew %d bytes: want bounded", maxInFlight.Load(), growth)
 	}

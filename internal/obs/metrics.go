@@ -76,7 +76,7 @@ var (
 		Name: "rankstream_gateway_in_flight_bytes", Help: "Bytes of records handed to the Kafka client and not yet acknowledged or failed (key, value and a fixed estimate of the client's bookkeeping per record); bounded by --max-in-flight-bytes.",
 	})
 	GatewayShed = promauto.NewCounterVec(prometheus.CounterOpts{
-		Name: "rankstream_gateway_shed_total", Help: "Write requests answered 503 with Retry-After, by reason: in_flight (the in-flight bytes were at their bound: Kafka is slow or down), kafka (Kafka did not acknowledge every record within the request deadline, or failed).",
+		Name: "rankstream_gateway_shed_total", Help: "Write requests answered 503 with Retry-After, by reason: in_flight (the in-flight bytes were at their bound: Kafka is slow or down), kafka (Kafka did not acknowledge every record within the request deadline, or failed), kafka_down (shed at once while Kafka fails: only a few requests at a time probe it).",
 	}, []string{"reason"})
 	GatewayRateBuckets = promauto.NewGauge(prometheus.GaugeOpts{
 		Name: "rankstream_gateway_rate_buckets", Help: "Per-user token buckets held in memory (bounded by --user-buckets).",
