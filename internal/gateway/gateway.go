@@ -10,8 +10,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/obs"
@@ -178,24 +179,38 @@ func (g *Gateway) Register(mux *http.ServeMux) {
 }
 
 // Ready reports whether Kafka answers and knows every topic the gateway writes to, each
-// partition with a leader.
+// partition with a leader. It asks a broker each time (the client's cached metadata would
+// answer for a broker gone a moment ago).
 func (g *Gateway) Ready(ctx context.Context) error {
-	md, err := kadm.NewClient(g.cl).Metadata(ctx, g.topics...)
+	req := kmsg.NewPtrMetadataRequest()
+	for _, name := range g.topics {
+		t := kmsg.NewMetadataRequestTopic()
+		t.Topic = kmsg.StringPtr(name)
+		req.Topics = append(req.Topics, t)
+	}
+	resp, err := req.RequestWith(ctx, g.cl)
 	if err != nil {
 		return fmt.Errorf("kafka: %w", err)
 	}
-	for _, name := range g.topics {
-		t, ok := md.Topics[name]
-		switch {
-		case !ok:
-			return fmt.Errorf("kafka: topic %s missing", name)
-		case t.Err != nil:
-			return fmt.Errorf("kafka: topic %s: %w", name, t.Err)
+	known := map[string]bool{}
+	for _, t := range resp.Topics {
+		var name string
+		if t.Topic != nil {
+			name = *t.Topic
+		}
+		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
+			return fmt.Errorf("kafka: topic %s: %w", name, err)
 		}
 		for _, p := range t.Partitions {
-			if p.Err != nil || p.Leader < 0 {
+			if p.ErrorCode != 0 || p.Leader < 0 {
 				return fmt.Errorf("kafka: topic %s partition %d has no leader", name, p.Partition)
 			}
+		}
+		known[name] = len(t.Partitions) > 0
+	}
+	for _, name := range g.topics {
+		if !known[name] {
+			return fmt.Errorf("kafka: topic %s missing", name)
 		}
 	}
 	return nil

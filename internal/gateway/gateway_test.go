@@ -273,3 +273,29 @@ func (g *testGateway) postMany(path string, bodies []string) []reply {
 	}
 	return out
 }
+
+// TestReadyNeedsTheTopics: the gateway is not ready on a cluster without its topics (it does
+// not create them), and ready once they exist.
+func TestReadyNeedsTheTopics(t *testing.T) {
+	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
+		kc := kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: testenv.UniqueName(t, "gwready") + "."}}
+		gw, err := gateway.New(gateway.Config{Kafka: kc, Keys: gateway.NewKeys([]gateway.APIKey{gateway.KeyOf("test", secret)}),
+			Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(gw.Close)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		want := string(kc.Names.Stream(topics.StepsReported))
+		if err := gw.Ready(ctx); err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("ready without the topics: %v, want an error naming %s", err, want)
+		}
+		if _, err := kc.EnsureTopics(ctx, true); err != nil {
+			t.Fatal(err)
+		}
+		if err := gw.Ready(ctx); err != nil {
+			t.Fatalf("not ready with the topics: %v", err)
+		}
+	})
+}
