@@ -46,8 +46,7 @@ const (
 )
 
 // Config configures a Gateway. Zero fields take the defaults above (StepRules:
-// topics.DefaultStepRules), except UserRate, whose zero is taken as DefaultUserRate too:
-// a negative rate turns per-user limits off.
+// topics.DefaultStepRules); a negative UserRate turns the per-user limits off.
 type Config struct {
 	// Kafka names the brokers, the client id and the topics' prefix.
 	Kafka kafka.Config
