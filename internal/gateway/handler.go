@@ -36,9 +36,9 @@ type elementError struct {
 	Error string `json:"error"`
 }
 
-// handler serves one route: authenticate, read the body, validate every element, take the
-// users' tokens, reserve the in-flight bytes, produce, and answer 202 only once Kafka
-// acknowledged every record. It is all or nothing: a request with one bad element is refused
+// handler serves one route: authenticate, read the body, validate every element, reserve the
+// in-flight bytes (unless Kafka is failing: see breaker), take the users' tokens, produce, and
+// answer 202 only once Kafka acknowledged every record. It is all or nothing: a request with one bad element is refused
 // whole and nothing of it reaches Kafka, so a client corrects it and sends it again whole.
 func (g *Gateway) handler(rt route) http.Handler {
 	topic := string(g.cfg.Kafka.Names.Stream(rt.stream))
