@@ -191,25 +191,29 @@ func (g *Gateway) Ready(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("kafka: %w", err)
 	}
-	known := map[string]bool{}
+	problems := map[string]error{} // by topic; nil when it is fine
 	for _, t := range resp.Topics {
 		var name string
 		if t.Topic != nil {
 			name = *t.Topic
 		}
-		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
-			return fmt.Errorf("kafka: topic %s: %w", name, err)
-		}
+		problems[name] = kerr.ErrorForCode(t.ErrorCode)
 		for _, p := range t.Partitions {
 			if p.ErrorCode != 0 || p.Leader < 0 {
-				return fmt.Errorf("kafka: topic %s partition %d has no leader", name, p.Partition)
+				problems[name] = fmt.Errorf("partition %d has no leader", p.Partition)
 			}
 		}
-		known[name] = len(t.Partitions) > 0
+		if problems[name] == nil && len(t.Partitions) == 0 {
+			problems[name] = errors.New("no partitions")
+		}
 	}
-	for _, name := range g.topics {
-		if !known[name] {
-			return fmt.Errorf("kafka: topic %s missing", name)
+	for _, name := range g.topics { // in a fixed order, whatever the broker's
+		problem, answered := problems[name]
+		if !answered {
+			problem = errors.New("missing")
+		}
+		if problem != nil {
+			return fmt.Errorf("kafka: topic %s: %w", name, problem)
 		}
 	}
 	return nil
