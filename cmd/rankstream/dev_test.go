@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"regexp"
@@ -14,9 +15,9 @@ import (
 	"github.com/rankstream/rankstream/internal/testenv"
 )
 
-// runDevInProcess starts `rankstream dev` with args and returns the query API's base URL and
-// a function that stops it and returns its exit status.
-func runDevInProcess(t *testing.T, args ...string) (string, func() int) {
+// runDevInProcess starts `rankstream dev` with args and returns the query API's base URL, the
+// API key it printed and a function that stops it and returns its exit status.
+func runDevInProcess(t *testing.T, args ...string) (string, string, func() int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out, w := io.Pipe()
@@ -25,19 +26,24 @@ func runDevInProcess(t *testing.T, args ...string) (string, func() int) {
 		code <- dispatch(ctx, append([]string{"dev"}, args...), strings.NewReader(""), w, io.Discard)
 		w.Close()
 	}()
-	urls := make(chan string, 1)
+	urls, keys := make(chan string, 1), make(chan string, 1)
 	go func() {
-		re := regexp.MustCompile(`query API:\s+(http://[^/]+)`)
+		url := regexp.MustCompile(`query API:\s+(http://[^/]+)`)
+		key := regexp.MustCompile(`Authorization: Bearer (\S+)`)
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+			if m := url.FindStringSubmatch(sc.Text()); m != nil {
 				urls <- m[1]
+			}
+			if m := key.FindStringSubmatch(sc.Text()); m != nil {
+				keys <- m[1]
 			}
 		}
 	}()
-	var base string
+	var base, key string
 	select {
 	case base = <-urls:
+		key = <-keys // printed after the URL
 	case c := <-code:
 		t.Fatalf("rankstream dev exited with %d before serving", c)
 	case <-time.After(time.Minute):
@@ -59,7 +65,24 @@ func runDevInProcess(t *testing.T, args ...string) (string, func() int) {
 		}
 	}
 	t.Cleanup(func() { stop() })
-	return base, stop
+	return base, key, stop
+}
+
+// postReport posts a step report of user to the dev server's gateway route with key.
+func postReport(t *testing.T, base, key, user string) int {
+	t.Helper()
+	body := fmt.Sprintf(`{"request_id":"r1","user_id":%q,"steps":123456,"ts":%d,"tz":"UTC"}`, user, time.Now().UnixMilli())
+	req, err := http.NewRequest(http.MethodPost, base+"/v1/steps", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 type page struct {
@@ -86,12 +109,25 @@ func boardTotal(t *testing.T, base string) int64 {
 }
 
 // TestDevServesALiveBoard: `rankstream dev` on its embedded defaults (kfake, miniredis) with
-// demo traffic answers with a growing daily board; after a restart on the same data folder
-// the board comes back (the embedded Redis is empty, so the group replays its input).
+// demo traffic answers with a growing daily board, and a report posted to its gateway route
+// with the random key it printed lands on it; after a restart on the same data folder the
+// board comes back (the embedded Redis is empty, so the group replays its input), and the
+// gateway accepts the key given by --api-key, no longer the random one.
 func TestDevServesALiveBoard(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"--data-dir", dir, "--http", "127.0.0.1:0", "--demo-rate", "500", "--demo-users", "300", "--log-level", "warn"}
-	base, stop := runDevInProcess(t, args...)
+	base, key, stop := runDevInProcess(t, args...)
+	if c := postReport(t, base, key, "via-gateway"); c != http.StatusAccepted {
+		t.Fatalf("a report posted with the printed key: %d, want 202", c)
+	}
+	testenv.WaitFor(t, time.Minute, "the posted report on the board", func() bool {
+		resp, err := http.Get(base + "/v1/boards/steps/members/via-gateway")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
 	deadline := time.Now().Add(time.Minute)
 	for boardTotal(t, base) < 50 {
 		if time.Now().After(deadline) {
@@ -114,7 +150,13 @@ func TestDevServesALiveBoard(t *testing.T) {
 		t.Fatalf("exit status %d", c)
 	}
 
-	base, _ = runDevInProcess(t, append(args, "--demo=false")...)
+	base, _, _ = runDevInProcess(t, append(args, "--demo=false", "--api-key", "given")...)
+	if c := postReport(t, base, key, "u"); c != http.StatusUnauthorized {
+		t.Errorf("the previous random key: %d, want 401", c)
+	}
+	if c := postReport(t, base, "given", "via-gateway"); c != http.StatusAccepted {
+		t.Errorf("the key of --api-key: %d, want 202", c)
+	}
 	deadline = time.Now().Add(time.Minute)
 	for boardTotal(t, base) < before {
 		if time.Now().After(deadline) {

@@ -99,6 +99,17 @@ func (k *kafkaFlags) register(fs *flag.FlagSet, withBrokers bool) {
 	}
 	fs.IntVar(&k.partitions, "partitions", topics.DefaultPartitions, "partitions of every co-partitioned topic (inputs and group tables)")
 	fs.IntVar(&k.replication, "replication", 1, "replication factor of the topics rankstream creates")
+	k.registerNames(fs)
+}
+
+// registerClient registers the flags of a command that only produces to existing topics
+// (the gateway): brokers, topic prefix and client id.
+func (k *kafkaFlags) registerClient(fs *flag.FlagSet) {
+	fs.StringVar(&k.brokers, "brokers", "127.0.0.1:9092", "Kafka bootstrap brokers, comma-separated")
+	k.registerNames(fs)
+}
+
+func (k *kafkaFlags) registerNames(fs *flag.FlagSet) {
 	fs.StringVar(&k.prefix, "topic-prefix", "", "prefix of every topic and group name, to share a cluster between deployments")
 	fs.StringVar(&k.clientID, "client-id", "rankstream", "Kafka client id")
 }
@@ -122,12 +133,19 @@ type stepsFlags struct {
 }
 
 func (s *stepsFlags) register(fs *flag.FlagSet) {
-	d := topics.DefaultStepRules
-	fs.Int64Var(&s.rules.MaxSteps, "max-steps", d.MaxSteps, "largest plausible daily step count; larger reports go to the dead-letter topic")
-	fs.DurationVar(&s.rules.Retention, "retention", d.Retention, "reports older than this before their record's timestamp go to the dead-letter topic; also the TTL of Redis day keys")
-	fs.DurationVar(&s.rules.FutureSkew, "future-skew", d.FutureSkew, "reports later than this after their record's timestamp go to the dead-letter topic")
+	registerStepRules(fs, &s.rules)
 	fs.DurationVar(&s.coalesce, "coalesce", 500*time.Millisecond, "how long Redis writes are coalesced per user and day before a pipelined flush")
 	fs.IntVar(&s.maxPending, "max-pending", 200_000, "records waiting for a Redis flush before the processor stops consuming (backpressure while Redis is slow or down)")
+}
+
+// registerStepRules registers the rules a step report must pass: the processors dead-letter
+// what breaks them, the gateway refuses it with 400, so both must be given the same values
+// (the same RANKSTREAM_* variables).
+func registerStepRules(fs *flag.FlagSet, r *topics.StepRules) {
+	d := topics.DefaultStepRules
+	fs.Int64Var(&r.MaxSteps, "max-steps", d.MaxSteps, "largest plausible daily step count; larger reports go to the dead-letter topic (the gateway refuses them)")
+	fs.DurationVar(&r.Retention, "retention", d.Retention, "reports older than this before their record's timestamp go to the dead-letter topic (the gateway refuses them); also the TTL of Redis day keys")
+	fs.DurationVar(&r.FutureSkew, "future-skew", d.FutureSkew, "reports later than this after their record's timestamp go to the dead-letter topic (the gateway refuses them)")
 }
 
 // pipelineFlags are the flags of the commands that run processors.

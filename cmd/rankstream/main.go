@@ -1,6 +1,6 @@
 // Command rankstream is the one binary of the pipeline: each subcommand turns its flags and
 // the RANKSTREAM_* environment into a configuration and hands it to the package that runs it
-// (internal/app for process, dev and serve); none holds logic of its own.
+// (internal/app for process, dev, serve and gateway); none holds logic of its own.
 package main
 
 import (
@@ -23,6 +23,7 @@ var commands = []command{
 	{"dev", "everything on one machine on embedded defaults (kfake, miniredis) with demo traffic", runDev},
 	{"process", "run the processors against real Kafka and Redis", runProcess},
 	{"serve", "serve the query API and pages from Redis", runServe},
+	{"gateway", "serve the write API: HTTP reports into Kafka", runGateway},
 	{"topics", "create or verify the Kafka topics", runTopics},
 	{"migrate", "create the ClickHouse schema (idempotent)", runMigrate},
 	{"produce", "generate load into Kafka (produce steps|search), or replay a search file", runProduce},

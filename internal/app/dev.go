@@ -2,10 +2,12 @@ package app
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/rankstream/rankstream/internal/api"
+	"github.com/rankstream/rankstream/internal/gateway"
 	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/loadgen"
 	"github.com/rankstream/rankstream/processors/steps"
@@ -30,15 +33,18 @@ type DevConfig struct {
 	// DataDir holds the embedded broker's data and the tables' state; "" keeps them in memory.
 	DataDir      string
 	RedisAddr    string // "" runs miniredis
-	HTTPAddr     string // query API, metrics, health
+	HTTPAddr     string // query API, write gateway, metrics, health
 	RedisTimeout time.Duration
-	Demo         bool    // generate demo traffic
-	DemoRate     float64 // demo step reports (and search queries) per second
-	DemoUsers    int
+	// APIKey is the key the gateway's routes accept; "" makes a random one, printed at start.
+	APIKey    string
+	Demo      bool    // generate demo traffic
+	DemoRate  float64 // demo step reports (and search queries) per second
+	DemoUsers int
 }
 
-// Dev runs the pipeline, the query API and the demo traffic until ctx ends, printing the
-// addresses to stdout once the API listens.
+// Dev runs the pipeline, the query API, the write gateway's routes (accepting cfg.APIKey) and
+// the demo traffic until ctx ends, printing the addresses and the key to stdout once the API
+// listens.
 func Dev(ctx context.Context, cfg DevConfig, stdout io.Writer, log *slog.Logger) error {
 	kafkaDir := ""
 	if cfg.DataDir != "" {
@@ -100,14 +106,27 @@ func Dev(ctx context.Context, cfg DevConfig, stdout io.Writer, log *slog.Logger)
 		}
 	}
 
+	key := cfg.APIKey
+	if key == "" {
+		key = rand.Text()
+	}
+	gw, err := gateway.New(gateway.Config{Kafka: kc, StepRules: p.Steps.Rules, Keys: gateway.NewKeys([]gateway.APIKey{gateway.KeyOf("dev", key)}), Log: log})
+	if err != nil {
+		return err
+	}
+	defer gw.Close()
+
 	sup := kafka.NewSupervisor(log)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return Supervise(gctx, sup, p.Units(kcl)) })
 	g.Go(func() error {
-		qapi := api.New(rsredis.NewReader(qdb), log, api.WithRedisTimeout(cfg.RedisTimeout), api.WithReady(sup.Ready))
-		return ServeHTTP(gctx, cfg.HTTPAddr, qapi, log, func(a net.Addr) {
-			fmt.Fprintf(stdout, "rankstream dev is running\n  Kafka (kfake):  %s\n  Redis:          %s\n  query API:      http://%s/v1/boards/steps?limit=10\n  hot search:     http://%s/v1/hot/search?k=10\n  metrics:        http://%s/metrics\n",
-				strings.Join(kc.Brokers, ","), redisAddr, a, a, a)
+		// The query API answers every path but the gateway's routes.
+		mux := http.NewServeMux()
+		mux.Handle("/", api.New(rsredis.NewReader(qdb), log, api.WithRedisTimeout(cfg.RedisTimeout), api.WithReady(sup.Ready)))
+		gw.Register(mux)
+		return ServeHTTP(gctx, cfg.HTTPAddr, mux, log, func(a net.Addr) {
+			fmt.Fprintf(stdout, "rankstream dev is running\n  Kafka (kfake):  %s\n  Redis:          %s\n  query API:      http://%s/v1/boards/steps?limit=10\n  hot search:     http://%s/v1/hot/search?k=10\n  write gateway:  POST http://%s/v1/steps and /v1/search with Authorization: Bearer %s\n  metrics:        http://%s/metrics\n",
+				strings.Join(kc.Brokers, ","), redisAddr, a, a, a, key, a)
 		})
 	})
 	if cfg.Demo {

@@ -10,10 +10,12 @@
 // import only the standard library; topics imports sketch and internal/board; a processor
 // family imports topics, sketch and internal plumbing, never a sink or another family; a sink
 // imports topics and internal plumbing, never a processor, Kafka or another store's driver; the
-// read API imports sinks/redis and never a processor, Kafka or a store's driver; the boards
-// file reader (internal/boardsfile) imports internal/board and a YAML library only; internal/app
-// may import everything but cmd and the test harnesses; nothing imports cmd; only tests import
-// internal/testenv and internal/e2e. Test files may import anything.
+// read API imports sinks/redis and never a processor, Kafka or a store's driver; the write
+// gateway imports topics, internal/kafka and internal/obs, never a processor, a sink or a
+// store's driver; the boards file reader (internal/boardsfile) imports internal/board and a
+// YAML library only; internal/app may import everything but cmd and the test harnesses;
+// nothing imports cmd; only tests import internal/testenv and internal/e2e. Test files may
+// import anything.
 //
 // The test enforces exactly that rule on the non-test files of every package of the module, and
 // fails for a package that no rule covers.
@@ -69,6 +71,7 @@ var rules = map[string]rule{
 	"sinks/clickhouse":    {may: join([]string{"topics"}, plumbing), thirdPartyNot: join(kafkaLibs, []string{redisLib})},
 	"internal/kafka":      {may: []string{"topics", "internal/obs", "internal/backoff"}, thirdPartyNot: drivers},
 	"internal/api":        {may: []string{"sinks/redis", "topics", "internal/board", "internal/obs"}, thirdPartyNot: join(kafkaLibs, drivers)},
+	"internal/gateway":    {may: []string{"topics", "internal/kafka", "internal/obs"}, thirdPartyNot: drivers},
 	"internal/boardsfile": {may: []string{"internal/board"}, thirdPartyNot: join(kafkaLibs, drivers)},
 	"internal/loadgen":    {may: []string{"topics", "sketch", "internal/board", "internal/obs"}, thirdPartyNot: drivers},
 	"internal/topkcli":    {may: []string{"topics", "sketch", "internal/obs"}, thirdPartyNot: join(kafkaLibs, drivers)},
@@ -181,6 +184,10 @@ func TestRuleCatchesViolations(t *testing.T) {
 		{"internal/api", module + "sinks/redis", false},
 		{"internal/api", redisLib + "/v9", true},
 		{"internal/api", module + "processors/hot", true},
+		{"internal/gateway", module + "internal/kafka", false},
+		{"internal/gateway", module + "sinks/redis", true},
+		{"internal/gateway", module + "processors/steps", true},
+		{"internal/gateway", redisLib + "/v9", true},
 		{"internal/app", module + "cmd/rankstream", true},
 		{"internal/app", module + "internal/testenv", true},
 		{"internal/app", module + "processors/hot", false},

@@ -65,3 +65,26 @@ var (
 		Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
 	}, []string{"route"})
 )
+
+// Metrics of the write gateway (rankstream gateway; its routes in rankstream dev). Its requests
+// are also counted in HTTPRequests and HTTPSeconds by route.
+var (
+	GatewayRequests = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "rankstream_gateway_requests_total", Help: "Write requests by API key name (\"-\" when no valid key was given) and status code.",
+	}, []string{"key", "code"})
+	GatewayRecords = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "rankstream_gateway_records_total", Help: "Records the gateway handed to Kafka and Kafka acknowledged, by topic.",
+	}, []string{"topic"})
+	GatewayInFlightBytes = promauto.NewGauge(prometheus.GaugeOpts{
+		Name: "rankstream_gateway_in_flight_bytes", Help: "Bytes of records handed to the Kafka client and not yet acknowledged or failed (key, value and a fixed estimate of the client's bookkeeping per record); bounded by --max-in-flight-bytes.",
+	})
+	GatewayShed = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "rankstream_gateway_shed_total", Help: "Write requests answered 503 with Retry-After, by reason: in_flight (the in-flight bytes were at their bound: Kafka is slow or down), kafka (Kafka did not acknowledge every record within the request deadline, or failed), kafka_down (shed at once while Kafka fails: only a few requests at a time probe it).",
+	}, []string{"reason"})
+	GatewayRateBuckets = promauto.NewGauge(prometheus.GaugeOpts{
+		Name: "rankstream_gateway_rate_buckets", Help: "Per-user token buckets held in memory (bounded by --user-buckets).",
+	})
+	GatewayRateBucketsEvicted = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "rankstream_gateway_rate_buckets_evicted_total", Help: "Token buckets dropped to make room for another user while not yet full again: their users got a full burst back early. Buckets dropped once full are not counted (nothing is lost).",
+	})
+)
