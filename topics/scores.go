@@ -36,6 +36,10 @@ type ScoreRules struct {
 // for steps, 5 minutes of clock skew.
 var DefaultScoreRules = ScoreRules{MaxAge: board.MaxRetention, FutureSkew: 5 * time.Minute}
 
+// MaxScoreTSMillis is the latest ts of a score op, in epoch milliseconds: boards keep reach
+// times in 48 bits of milliseconds (until the year 10889), and none before 1970.
+const MaxScoreTSMillis = 1<<48 - 1
+
 // scoreWire is a score op as it is decoded: score stays raw, so that a missing, null or
 // misshapen score is told apart from 0.
 type scoreWire struct {
@@ -61,7 +65,7 @@ type scoreWire struct {
 // a plain integer for delete (whose score is ignored); when a set's score is outside
 // [-board.MaxScore, board.MaxScore] or an incr's outside twice that (the state refuses an incr
 // that would leave the range); when ts is missing, malformed, older than MaxAge or later than
-// FutureSkew against recordTime; when scope is given and not a valid region-like token (at
+// FutureSkew against recordTime or outside [0, MaxScoreTSMillis]; when scope is given and not a valid region-like token (at
 // most MaxRegionBytes) or is GlobalScope.
 func DecodeScoreOp(key string, value []byte, recordTime time.Time, rules ScoreRules) (*ScoreOp, error) {
 	if err := checkValue(value); err != nil {
@@ -113,6 +117,9 @@ func DecodeScoreOp(key string, value []byte, recordTime time.Time, rules ScoreRu
 	}
 	if w.TS.IsZero() {
 		return nil, invalid("ts: missing")
+	}
+	if ms := w.TS.UnixMilli(); ms < 0 || ms > MaxScoreTSMillis {
+		return nil, invalid("ts: %s is outside 1970-01-01 .. year 10889, the reach times a board holds", formatTime(w.TS.Time))
 	}
 	if err := checkTime(w.TS.Time, recordTime, rules.MaxAge, rules.FutureSkew); err != nil {
 		return nil, err

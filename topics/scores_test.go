@@ -73,7 +73,9 @@ func TestDecodeScoreOp(t *testing.T) {
 		{"ts too far in the future", "m1", with("19:59:00+08:00", "20:06:00+08:00"), ScoreOp{}, "after the record time"},
 		{"ts within the skew", "m1", with("19:59:00+08:00", "20:04:00+08:00"), ScoreOp{RequestID: "r1", Board: "arena", Member: "m1", Op: "set", Score: 1234, Scope: "eu"}, ""},
 		{"ts older than any board keeps", "m1", with("2026-11-30T19", "2016-11-01T19"), ScoreOp{}, "older than the retention"},
-		{"ts far in the past as ms", "m1", with(`"2026-11-30T19:59:00+08:00"`, "-9223372036854775808"), ScoreOp{}, "older than the retention"},
+		{"ts far in the past as ms", "m1", with(`"2026-11-30T19:59:00+08:00"`, "-9223372036854775808"), ScoreOp{}, "is outside 1970-01-01"},
+		{"ts before 1970", "m1", with(`"2026-11-30T19:59:00+08:00"`, "-1"), ScoreOp{}, "ts: 1969-12-31T23:59:59Z is outside 1970-01-01"},
+		{"ts after year 10889", "m1", with(`"2026-11-30T19:59:00+08:00"`, "281474976710656"), ScoreOp{}, "is outside 1970-01-01"},
 		{"scope global", "m1", with(`"eu"`, `"global"`), ScoreOp{}, `scope: "global" names the global board`},
 		{"scope with a space", "m1", with(`"eu"`, `"e u"`), ScoreOp{}, "scope: contains U+0020"},
 		{"scope of 65 bytes", "m1", with(`"eu"`, `"`+strings.Repeat("e", 65)+`"`), ScoreOp{}, "scope: 65 bytes"},
@@ -156,7 +158,7 @@ func FuzzDecodeScoreOp(f *testing.F) {
 		default:
 			t.Fatalf("accepted op %q", op.Op)
 		}
-		if op.Member != key || !board.ValidName(op.Board) || op.Score > limit || op.Score < -limit || op.Scope == GlobalScope ||
+		if op.Member != key || !board.ValidName(op.Board) || op.Score > limit || op.Score < -limit || op.Scope == GlobalScope || op.TS.UnixMilli() < 0 || op.TS.UnixMilli() > MaxScoreTSMillis ||
 			op.TS.Before(rec.Add(-DefaultScoreRules.MaxAge)) || op.TS.After(rec.Add(DefaultScoreRules.FutureSkew)) {
 			t.Fatalf("accepted %+v from %q", op, value)
 		}
