@@ -51,6 +51,9 @@ var (
 	SinkRowsWritten = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "rankstream_sink_rows_written_total", Help: "Rows written by a sink, by sink (a replay writes its rows again and counts them again).",
 	}, []string{"sink"})
+	SinkRowsSkipped = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "rankstream_sink_rows_skipped_total", Help: "Updates a sink can never write (a board it does not know, a value its encoding cannot hold), skipped and logged, by sink.",
+	}, []string{"sink"})
 	SinkPending = promauto.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "rankstream_sink_pending", Help: "Records queued for the next sink flush (those of a flush under way not included).",
 	}, []string{"sink"})
