@@ -66,6 +66,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseBoardQuery$$' -fuzztime $(FUZZ_EXECS) ./internal/api/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseMemberQuery$$' -fuzztime $(FUZZ_EXECS) ./internal/api/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseHotQuery$$' -fuzztime $(FUZZ_EXECS) ./internal/api/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseScoreBoardQuery$$' -fuzztime $(FUZZ_EXECS) ./internal/api/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseScoreMemberQuery$$' -fuzztime $(FUZZ_EXECS) ./internal/api/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeLoopRecord$$' -fuzztime $(FUZZ_EXECS) ./topics/
 	$(GO) test -run '^$$' -fuzz '^FuzzMergeCodecs$$' -fuzztime $(FUZZ_EXECS) ./processors/hotmerge/
 

@@ -125,7 +125,7 @@ func DecodeScoreOp(key string, value []byte, recordTime time.Time, rules ScoreRu
 		return nil, err
 	}
 	if w.Scope != "" {
-		if err := checkToken("scope", w.Scope, MaxRegionBytes); err != nil {
+		if err := CheckScope(w.Scope); err != nil {
 			return nil, err
 		}
 		if w.Scope == GlobalScope {

@@ -120,7 +120,8 @@ func Dev(ctx context.Context, cfg DevConfig, stdout io.Writer, log *slog.Logger)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return Supervise(gctx, sup, p.Units(kcl)) })
 	g.Go(func() error {
-		qapi := api.New(rsredis.NewReader(qdb), log, api.WithRedisTimeout(cfg.RedisTimeout), api.WithReady(sup.Ready))
+		qapi := api.New(rsredis.NewReader(qdb), log, api.WithRedisTimeout(cfg.RedisTimeout), api.WithReady(sup.Ready),
+			api.WithBoards(p.Scores.Boards))
 		return ServeHTTP(gctx, cfg.HTTPAddr, qapi, log, func(a net.Addr) {
 			fmt.Fprintf(stdout, "rankstream dev is running\n  Kafka (kfake):  %s\n  Redis:          %s\n  query API:      http://%s/v1/boards/steps?limit=10\n  score board:    http://%s/v1/boards/%s?period=total&limit=10\n  hot search:     http://%s/v1/hot/search?k=10\n  metrics:        http://%s/metrics\n",
 				strings.Join(kc.Brokers, ","), redisAddr, a, a, p.Scores.Boards[0].Name, a, a)
