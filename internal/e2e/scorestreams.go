@@ -129,7 +129,8 @@ type scoreOp struct {
 }
 
 // apply applies a decodable op of a declared board within its bounds; false when the op is
-// refused (an incr that would take a period out of range).
+// refused (an incr that would take a period out of range: its request id then counts as
+// used, and a retry changes nothing).
 func (o *scoreOracle) apply(op scoreOp) bool {
 	bm := op.board + "/" + op.member
 	if o.seen[bm][op.requestID] {
@@ -156,6 +157,7 @@ func (o *scoreOracle) apply(op scoreOp) bool {
 	if op.op == "incr" {
 		for _, p := range named {
 			if v := cur(p) + op.score; v > ScoreMaxScore || v < -ScoreMaxScore {
+				o.seen[bm][op.requestID] = true // refused for the state it met: for good
 				return false
 			}
 		}

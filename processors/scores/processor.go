@@ -119,14 +119,14 @@ func (p *processor) process(ctx goka.Context, msg any) {
 	s := state(ctx)
 	res, err := s.Apply(b, Op{RequestHash: xxhash.Sum64String(o.RequestID), Member: o.Member, Kind: kinds[o.Op],
 		Score: o.Score, TSMs: o.TS.Millis(), Scope: o.Scope}, rec.UnixMilli(), p.Rules.FutureSkew)
+	if res.Changed { // a refused op may have changed the state too: its request id, pruning
+		ctx.SetValue(s)
+	}
 	if err != nil {
 		fail(err)
 		return
 	}
 	p.outcomes[res.Outcome].Inc()
-	if res.Changed {
-		ctx.SetValue(s)
-	}
 	p.Sink.Submit(res.Updates, done)
 }
 

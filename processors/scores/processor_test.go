@@ -197,8 +197,16 @@ func TestInvalidOpsGoToTheDeadLetterTopic(t *testing.T) {
 	if _, _, ok := h.dlq.Next(); ok {
 		t.Fatal("an extra dead letter")
 	}
-	// The refused incr changed nothing: the member keeps the top score.
-	if s := h.state("m1"); s == nil || s.Boards[0].Entries[0].Score != board.MaxScore || len(s.Boards[0].Requests) != 1 {
+	// The refused incr changed no score, and its request id is remembered (in the table):
+	// its redelivery decides the same, a duplicate now, handing the entries as they are.
+	if s := h.state("m1"); s == nil || s.Boards[0].Entries[0].Score != board.MaxScore || len(s.Boards[0].Requests) != 2 {
 		t.Fatalf("state %+v", s)
+	}
+	h.consume("m1", `{"request_id":"b","board":"arena","member":"m1","op":"incr","score":1,"ts":1796040000000}`)
+	if _, _, ok := h.dlq.Next(); ok {
+		t.Fatal("the redelivered refused op was dead-lettered again")
+	}
+	if us := h.sink.last(); len(us) != 3 || us[0].Score != board.MaxScore {
+		t.Fatalf("the redelivered refused op handed %+v", us)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -48,93 +49,168 @@ func lastMonday(now time.Time) time.Time {
 	return d
 }
 
-// TestScoreBoardsEndToEnd: `rankstream process --boards` on a generated stream of set, incr
-// and delete ops over three boards (periods crossing midnight and a week boundary in Asia/Shanghai,
-// UTC and America/New_York, two seasons meeting at midnight UTC, shards 4, 1 and 3), with
-// retried request ids carrying other values, ties, negative increments and invalid records:
-// every page of every board, period and scope (empty ones included), and every member's
-// rank, score, reach time and neighbours, read through the HTTP API, equal the truth computed
-// by the harness; every invalid record is in the dead-letter topic.
-func TestScoreBoardsEndToEnd(t *testing.T) {
-	monday := lastMonday(time.Now())
-	boards := e2e.ScoreBoards(monday)
+// boardsFile writes the boards of the tests around monday and returns its path.
+func boardsFile(t *testing.T, monday time.Time) string {
+	t.Helper()
 	file := filepath.Join(t.TempDir(), "boards.yaml")
-	if err := os.WriteFile(file, []byte(e2e.ScoreBoardsYAML(boards)), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte(e2e.ScoreBoardsYAML(e2e.ScoreBoards(monday))), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	bin := testenv.Rankstream(t)
+	return file
+}
+
+// scoresRun is one end-to-end run: its own topics and group (a prefix) on a broker, its own
+// Redis database, rankstream processes started as separate OS processes, and the HTTP API on
+// that database.
+type scoresRun struct {
+	t         *testing.T
+	kc        kafka.Config
+	kcl       *kafka.Client
+	bin, file string
+	redisURL  string
+	processes []*testenv.Process
+	c         *checker
+}
+
+func newRun(t *testing.T, brokers []string, bin, file string) *scoresRun {
+	t.Helper()
+	r := &scoresRun{t: t, bin: bin, file: file,
+		kc: kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: testenv.UniqueName(t, "scores") + "."}}}
+	kcl, err := kafka.NewClient(r.kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(kcl.Close)
+	r.kcl = kcl
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := kcl.EnsureTopics(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	addr, db := testenv.RedisAddr(t)
+	r.redisURL = fmt.Sprintf("redis://%s/%d", addr, db)
+	rdb := goredis.NewClient(&goredis.Options{Addr: addr, DB: db})
+	t.Cleanup(func() { rdb.Close() })
+	bs, err := boardsfile.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(nil)
+	h := api.New(rsredis.NewReader(rdb), slog.New(slog.NewTextHandler(io.Discard, nil)), api.WithBoards(bs))
+	srv.Config = obs.NewServer(h, obs.DefaultServerLimits)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	r.c = &checker{t: t, base: srv.URL}
+	return r
+}
+
+// start runs `rankstream process --boards` for this run's topics and Redis database.
+func (r *scoresRun) start(name string) *testenv.Process {
+	r.t.Helper()
+	p := testenv.StartProcess(r.t, name, r.bin, "process", "--brokers", strings.Join(r.kc.Brokers, ","),
+		"--redis", r.redisURL, "--topic-prefix", r.kc.Names.Prefix, "--partitions", "8",
+		"--http", "127.0.0.1:0", "--coalesce", "200ms", "--log-level", "warn", "--boards", r.file)
+	r.processes = append(r.processes, p)
+	return p
+}
+
+// deadLetters counts the records of the dead-letter topic.
+func (r *scoresRun) deadLetters() int64 {
+	ends, err := r.kcl.Admin().ListEndOffsets(context.Background(), string(r.kc.Names.Stream(topics.DLQ)))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	var n int64
+	ends.Each(func(o kadm.ListedOffset) { n += o.Offset })
+	return n
+}
+
+// waitExact waits until every page of every board equals the truth, then checks every
+// member's standing.
+func (r *scoresRun) waitExact(truth e2e.ScoreTruth, timeout time.Duration) {
+	r.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		problem := r.c.pages(truth)
+		if problem == "" {
+			break
+		}
+		for _, p := range r.processes {
+			if err := p.Exited(); err != nil {
+				r.t.Fatalf("%s exited: %v\n%s", p.Name, err, p.Output())
+			}
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("after %s: %s", timeout, problem)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if problem := r.c.standings(truth); problem != "" {
+		r.t.Fatal(problem)
+	}
+	rows, empty := 0, 0
+	for _, rs := range truth {
+		rows += len(rs)
+		if len(rs) == 0 {
+			empty++
+		}
+	}
+	r.t.Logf("exact: %d boards (%d empty), %d ranked entries", len(truth), empty, rows)
+}
+
+// TestScoreBoardsEndToEnd: `rankstream process --boards` on a generated stream of set, incr
+// and delete ops over three boards (periods crossing midnight and a week boundary in
+// Asia/Shanghai, UTC and America/New_York, two seasons meeting at midnight UTC, shards 4, 1
+// and 3), with retried request ids carrying other values, ties, negative increments and
+// invalid records: every page of every board, period and scope (empty ones included), and
+// every member's rank, score, reach time and neighbours, read through the HTTP API, equal the
+// truth computed by the harness; exactly the invalid records are in the dead-letter topic.
+func TestScoreBoardsEndToEnd(t *testing.T) {
+	monday := lastMonday(time.Now())
+	file, bin := boardsFile(t, monday), testenv.Rankstream(t)
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
 		t.Parallel()
-		records, truth, invalid := e2e.ScoreStream(rand.New(rand.NewPCG(11, 1)), boards, members, opsPerMember, monday)
-		prefix := testenv.UniqueName(t, "scores") + "."
-		kc := kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}}
-		kcl, err := kafka.NewClient(kc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(kcl.Close)
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if _, err := kcl.EnsureTopics(ctx, true); err != nil {
-			t.Fatal(err)
-		}
-		addr, db := testenv.RedisAddr(t)
-		p := testenv.StartProcess(t, "process", bin, "process", "--brokers", strings.Join(brokers, ","),
-			"--redis", fmt.Sprintf("redis://%s/%d", addr, db), "--topic-prefix", prefix, "--partitions", "8",
-			"--http", "127.0.0.1:0", "--coalesce", "200ms", "--log-level", "warn", "--boards", file)
-		produce(t, kc, records)
-
-		rdb := goredis.NewClient(&goredis.Options{Addr: addr, DB: db})
-		t.Cleanup(func() { rdb.Close() })
-		bs, err := boardsfile.Load(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := httptest.NewUnstartedServer(nil)
-		h := api.New(rsredis.NewReader(rdb), slog.New(slog.NewTextHandler(io.Discard, nil)), api.WithBoards(bs))
-		srv.Config = obs.NewServer(h, obs.DefaultServerLimits)
-		srv.Start()
-		t.Cleanup(srv.Close)
-		c := &checker{t: t, base: srv.URL}
-
-		deadline := time.Now().Add(90 * time.Second)
-		for {
-			problem := c.pages(truth)
-			if problem == "" {
-				break
-			}
-			if err := p.Exited(); err != nil {
-				t.Fatalf("rankstream process exited: %v\n%s", err, p.Output())
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("after 90 s: %s", problem)
-			}
-			time.Sleep(500 * time.Millisecond)
-		}
-		if problem := c.standings(truth); problem != "" {
-			t.Fatal(problem)
-		}
-		dlq := string(kc.Names.Stream(topics.DLQ))
+		records, truth, invalid := e2e.ScoreStream(rand.New(rand.NewPCG(11, 1)), e2e.ScoreBoards(monday), members, opsPerMember, monday)
+		r := newRun(t, brokers, bin, file)
+		r.start("process")
+		produce(t, r.kc, records)
+		r.waitExact(truth, 90*time.Second)
 		testenv.WaitFor(t, 30*time.Second, fmt.Sprintf("%d dead letters", invalid), func() bool {
-			ends, err := kcl.Admin().ListEndOffsets(context.Background(), dlq)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var n int64
-			ends.Each(func(o kadm.ListedOffset) { n += o.Offset })
+			n := r.deadLetters()
 			if n > int64(invalid) {
 				t.Fatalf("%d dead letters, want %d", n, invalid)
 			}
 			return n == int64(invalid)
 		})
-		rows, empty := 0, 0
-		for _, r := range truth {
-			rows += len(r)
-			if len(r) == 0 {
-				empty++
-			}
-		}
-		t.Logf("exact: %d records (%d invalid), %d boards (%d empty), %d ranked entries", len(records), invalid, len(truth), empty, rows)
+		t.Logf("%d records, %d invalid", len(records), invalid)
+	})
+}
+
+// TestScoreBoardsAfterKillWithTwoInstances: two instances share the partitions; one is killed
+// with SIGKILL mid-stream (records in its table whose entries may not have reached Redis,
+// offsets not committed) and started again while the rest of the stream arrives: the boards
+// end exactly equal to the truth, because a redelivered op, a duplicate by then, re-sends its
+// entries as the table keeps them. A redelivered invalid record is dead-lettered again, so
+// there are at least as many dead letters as invalid records.
+func TestScoreBoardsAfterKillWithTwoInstances(t *testing.T) {
+	monday := lastMonday(time.Now())
+	file, bin := boardsFile(t, monday), testenv.Rankstream(t)
+	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
+		t.Parallel()
+		records, truth, invalid := e2e.ScoreStream(rand.New(rand.NewPCG(12, 1)), e2e.ScoreBoards(monday), members, opsPerMember, monday)
+		r := newRun(t, brokers, bin, file)
+		a := r.start("process-a")
+		r.start("process-b")
+		half := len(records) / 2
+		produce(t, r.kc, records[:half])
+		testenv.WaitFor(t, time.Minute, "some dead letters before the kill", func() bool { return r.deadLetters() > int64(invalid)/10 })
+		a.Signal(syscall.SIGKILL)
+		_ = a.Wait()
+		r.processes = r.processes[1:]
+		produce(t, r.kc, records[half:])
+		r.start("process-a-again")
+		r.waitExact(truth, 2*time.Minute)
+		testenv.WaitFor(t, 30*time.Second, fmt.Sprintf("at least %d dead letters", invalid), func() bool { return r.deadLetters() >= int64(invalid) })
 	})
 }
 
