@@ -18,7 +18,7 @@ func runDev(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	httpAddr := fs.String("http", "127.0.0.1:8080", "listen address of the query API, pages and metrics")
 	redisTimeout := redisTimeoutFlag(fs)
 	demo := fs.Bool("demo", true, "generate demo traffic")
-	demoRate := fs.Float64("demo-rate", 200, "demo step reports per second (and as many search queries and score ops)")
+	demoRate := fs.Float64("demo-rate", 200, "demo step reports per second (as many search queries, a tenth as many score ops)")
 	demoUsers := fs.Int("demo-users", 2_000, "demo users")
 	log, err := pf.log.parse(fs, args, stderr)
 	if err != nil {

@@ -36,7 +36,7 @@ type DevConfig struct {
 	HTTPAddr     string // query API, metrics, health
 	RedisTimeout time.Duration
 	Demo         bool    // generate demo traffic
-	DemoRate     float64 // demo step reports (and search queries, and score ops) per second
+	DemoRate     float64 // demo step reports (and search queries; a tenth as many score ops) per second
 	DemoUsers    int
 }
 
@@ -140,7 +140,9 @@ func Dev(ctx context.Context, cfg DevConfig, stdout io.Writer, log *slog.Logger)
 			if err != nil {
 				return err
 			}
-			return demoProduce(gctx, kc, topics.ScoresUpdated, cfg.DemoRate, gen.Next, log)
+			// A tenth of the rate: a live board needs few ops, and each costs a script per board
+			// on the embedded Redis, which starts a Lua state for every call.
+			return demoProduce(gctx, kc, topics.ScoresUpdated, cfg.DemoRate/10, gen.Next, log)
 		})
 		g.Go(func() error {
 			gen, err := loadgen.NewSteps(loadgen.StepsConfig{Users: cfg.DemoUsers, DupRatio: 0.05, StaleRatio: 0.05, Seed: uint64(time.Now().UnixNano())})

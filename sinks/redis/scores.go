@@ -135,11 +135,21 @@ func (w *ScoresWriter) write(ctx context.Context, items map[memberPeriod]*board.
 			}
 		}
 	}
-	if err := w.w.Write(ctx, writes); err != nil {
-		return fmt.Errorf("redis sink: %d member-periods: %w", len(items), err)
+	// One pipeline per chunk: a reply is awaited under one read deadline for a whole pipeline,
+	// and a script per write is slow on a small server (miniredis starts a Lua state per call).
+	for len(writes) > 0 {
+		n := min(len(writes), maxWritesPerPipeline)
+		if err := w.w.Write(ctx, writes[:n]); err != nil {
+			return fmt.Errorf("redis sink: %d member-periods: %w", len(items), err)
+		}
+		writes = writes[n:]
 	}
 	return nil
 }
+
+// maxWritesPerPipeline bounds the board writes of one pipeline. A flush of more sends several
+// in turn; a failed one fails the flush, which is retried whole (every write is absolute).
+const maxWritesPerPipeline = 2_000
 
 func (w *ScoresWriter) skip(u *board.ScoreUpdate, err error) {
 	w.skipped.Inc()

@@ -3,6 +3,7 @@ package redis_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -180,5 +181,31 @@ func TestScoresWriterHoldsAcksWhileRedisIsDown(t *testing.T) {
 	}
 	if w.Err() == nil {
 		t.Fatal("Err() = nil after a failed write")
+	}
+}
+
+// TestScoresWriterWritesLargeBatchesInPipelines: a flush of more board writes than one
+// pipeline takes (2,500 members on the global and a scope board: 5,000 writes) writes them
+// all, in several pipelines, and acknowledges once.
+func TestScoresWriterWritesLargeBatchesInPipelines(t *testing.T) {
+	rdb := testenv.Redis(t)
+	w := runScoresWriter(t, rdb, rsredis.ScoresOptions{Interval: 300 * time.Millisecond})
+	var us []board.ScoreUpdate
+	for i := range 2_500 {
+		us = append(us, board.ScoreUpdate{Board: "arena", Member: fmt.Sprintf("m%04d", i), Period: board.PeriodTotal, PeriodID: "total",
+			Present: true, Score: int64(i), ReachedMs: 1, Scope: "eu"})
+	}
+	var a acks
+	w.Submit(us, a.done(0))
+	waitAcks(t, &a, 1)
+	if a.errs[0] != nil {
+		t.Fatal(a.errs[0])
+	}
+	r := rsredis.NewReader(rdb)
+	for _, scope := range []string{"", "eu"} {
+		total, rows, err := r.BoardPage(context.Background(), rsredis.BoardRef{Board: "arena", Period: board.PeriodTotal, Scope: scope, Shards: 4}, 0, 1)
+		if err != nil || total != 2_500 || rows[0].Member != "m2499" {
+			t.Fatalf("scope %q: %d members, first %+v (%v)", scope, total, rows, err)
+		}
 	}
 }
