@@ -19,3 +19,17 @@ type SearchQuery struct {
 	TS     Timestamp `json:"ts"`
 	UserID string    `json:"user_id,omitempty"`
 }
+
+// ScoreOp is one op on a member's score on a declared board (topic scores.updated, key =
+// member id). Score is 0 for a delete.
+type ScoreOp struct {
+	RequestID string    `json:"request_id"`
+	Board     string    `json:"board"`
+	Member    string    `json:"member"`
+	Op        string    `json:"op"`
+	Score     int64     `json:"score"`
+	TS        Timestamp `json:"ts"`
+	// Scope is a region or any custom scope the member is also ranked in besides the global
+	// board; "" for none.
+	Scope string `json:"scope,omitempty"`
+}

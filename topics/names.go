@@ -89,6 +89,8 @@ func (n Names) Table(g goka.Group) goka.Table { return goka.GroupTable(n.Group(g
 const (
 	// StepsGroup keeps each user's daily state in its table.
 	StepsGroup goka.Group = "steps"
+	// ScoresGroup keeps each member's state on every declared board in its table.
+	ScoresGroup goka.Group = "scores"
 	// HotGroup repartitions search queries by term through its loop topic and keeps a
 	// sliding-window sketch per partition.
 	HotGroup goka.Group = "hot"
@@ -123,7 +125,7 @@ func (n Names) Specs(partitions int) []Spec {
 	specs = append(specs, Spec{Name: string(n.Stream(HotHistory)), Partitions: partitions, Configs: retention})
 	specs = append(specs, Spec{Name: string(n.Stream(HotCheckpoints)), Partitions: partitions, Compact: true,
 		Configs: map[string]string{"cleanup.policy": "compact", "max.message.bytes": strconv.Itoa(MaxCheckpointBytes)}})
-	for _, g := range []goka.Group{StepsGroup, HotMergeGroup} {
+	for _, g := range []goka.Group{StepsGroup, ScoresGroup, HotMergeGroup} {
 		specs = append(specs, Spec{
 			Name: string(n.Table(g)), Partitions: partitions, Compact: true,
 			Configs: map[string]string{"cleanup.policy": "compact"},

@@ -109,10 +109,10 @@ func boardTotal(t *testing.T, base string) int64 {
 }
 
 // TestDevServesALiveBoard: `rankstream dev` on its embedded defaults (kfake, miniredis) with
-// demo traffic answers with a growing daily board, and a report posted to its gateway route
-// with the random key it printed lands on it; after a restart on the same data folder the
-// board comes back (the embedded Redis is empty, so the group replays its input), and the
-// gateway accepts the key given by --api-key, no longer the random one.
+// demo traffic answers with a growing daily board and growing demo score boards, and a report
+// posted to its gateway route with the random key it printed lands on it; after a restart on
+// the same data folder the board comes back (the embedded Redis is empty, so the group replays
+// its input), and the gateway accepts the key given by --api-key, no longer the random one.
 func TestDevServesALiveBoard(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"--data-dir", dir, "--http", "127.0.0.1:0", "--demo-rate", "500", "--demo-users", "300", "--log-level", "warn"}
@@ -134,6 +134,22 @@ func TestDevServesALiveBoard(t *testing.T) {
 			t.Fatalf("board has %d members after a minute of demo traffic", boardTotal(t, base))
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+	// The demo score boards fill too (arena by incr, highscore by set), through the generic
+	// endpoint.
+	for _, path := range []string{"/v1/boards/arena?period=total&limit=5", "/v1/boards/highscore?period=d&limit=5"} {
+		testenv.WaitFor(t, time.Minute, path+" to list members", func() bool {
+			resp, err := http.Get(base + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var p page
+			if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&p) != nil {
+				t.Fatalf("GET %s: %d", path, resp.StatusCode)
+			}
+			return p.Total >= 20 && len(p.Items) == 5 && p.Items[0].Rank == 1
+		})
 	}
 	// Ready once Redis answers and every processor unit runs (a unit may still be in a
 	// rebalance when the board first fills).

@@ -134,8 +134,8 @@ type stepsFlags struct {
 
 func (s *stepsFlags) register(fs *flag.FlagSet) {
 	registerStepRules(fs, &s.rules)
-	fs.DurationVar(&s.coalesce, "coalesce", 500*time.Millisecond, "how long Redis writes are coalesced per user and day before a pipelined flush")
-	fs.IntVar(&s.maxPending, "max-pending", 200_000, "records waiting for a Redis flush before the processor stops consuming (backpressure while Redis is slow or down)")
+	fs.DurationVar(&s.coalesce, "coalesce", 500*time.Millisecond, "how long Redis writes are coalesced per user and day (per member and period for score boards) before a pipelined flush")
+	fs.IntVar(&s.maxPending, "max-pending", 200_000, "records waiting for a Redis flush before a processor (steps, scores) stops consuming (backpressure while Redis is slow or down)")
 }
 
 // registerStepRules registers the rules a step report must pass: the processors dead-letter
@@ -145,30 +145,47 @@ func registerStepRules(fs *flag.FlagSet, r *topics.StepRules) {
 	d := topics.DefaultStepRules
 	fs.Int64Var(&r.MaxSteps, "max-steps", d.MaxSteps, "largest plausible daily step count; larger reports go to the dead-letter topic (the gateway refuses them)")
 	fs.DurationVar(&r.Retention, "retention", d.Retention, "reports older than this before their record's timestamp go to the dead-letter topic (the gateway refuses them); also the TTL of Redis day keys")
-	fs.DurationVar(&r.FutureSkew, "future-skew", d.FutureSkew, "reports later than this after their record's timestamp go to the dead-letter topic (the gateway refuses them)")
+	fs.DurationVar(&r.FutureSkew, "future-skew", d.FutureSkew, "step reports and score ops later than this after their record's timestamp go to the dead-letter topic (the gateway refuses them)")
 }
 
 // pipelineFlags are the flags of the commands that run processors.
 type pipelineFlags struct {
-	kafka kafkaFlags
-	steps stepsFlags
-	hot   hotFlags
-	log   logFlags
+	kafka  kafkaFlags
+	steps  stepsFlags
+	hot    hotFlags
+	log    logFlags
+	boards *string
 }
 
-func (p *pipelineFlags) register(fs *flag.FlagSet, withBrokers bool) {
+// register registers the flags; boardsHelp is the help of --boards.
+func (p *pipelineFlags) register(fs *flag.FlagSet, withBrokers bool, boardsHelp string) {
 	p.kafka.register(fs, withBrokers)
 	p.steps.register(fs)
 	p.hot.register(fs)
 	p.log.register(fs)
+	p.boards = boardsFlag(fs, boardsHelp)
 }
 
-// pipeline is the pipeline the flags describe; its stores and logger are the command's.
-func (p *pipelineFlags) pipeline(stateDir string) app.Pipeline {
+// boardsFlag registers --boards FILE.
+func boardsFlag(fs *flag.FlagSet, help string) *string {
+	return fs.String("boards", "", "the boards file (YAML) declaring the score boards; "+help)
+}
+
+// pipeline is the pipeline the flags describe, with the boards of --boards read and checked;
+// its stores and logger are the command's.
+func (p *pipelineFlags) pipeline(stateDir string) (app.Pipeline, error) {
+	boards, err := app.LoadBoards(*p.boards)
+	if err != nil {
+		return app.Pipeline{}, err
+	}
+	scoreRules := topics.DefaultScoreRules
+	scoreRules.FutureSkew = p.steps.rules.FutureSkew
 	return app.Pipeline{
 		Kafka: p.kafka.config(stateDir),
 		Steps: app.StepsConfig{Rules: p.steps.rules, Coalesce: p.steps.coalesce, MaxPending: p.steps.maxPending},
+		Scores: app.ScoresConfig{Boards: boards, Rules: scoreRules, Coalesce: p.steps.coalesce,
+			MaxPending: p.steps.maxPending},
 		Hot:   p.hot.cfg,
 		Merge: hotmerge.Config{K: p.hot.cfg.K, MergeWait: p.hot.mergeWait},
-	}
+	}, nil
 }

@@ -9,10 +9,10 @@ import (
 )
 
 func runProcess(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer) int {
-	fs := newFlags("process", "Runs the processors (goka groups: steps, hot, hot-merge) against real Kafka brokers, writing to Redis (and ClickHouse with --history).\nStart more instances with the same flags to scale out: they split the partitions.")
+	fs := newFlags("process", "Runs the processors (goka groups: steps, hot, hot-merge, and scores with --boards) against real Kafka brokers, writing to Redis (and ClickHouse with --history).\nStart more instances with the same flags to scale out: they split the partitions.")
 	fs.SetOutput(stderr)
 	var pf pipelineFlags
-	pf.register(fs, true)
+	pf.register(fs, true, "with it the scores processor runs too (group scores, topic scores.updated)")
 	redisAddr := fs.String("redis", "127.0.0.1:6379", "Redis: host:port, redis://host:port/db, or comma-separated Redis Cluster seeds")
 	httpAddr := fs.String("http", "127.0.0.1:9101", "listen address of /metrics, /healthz and /readyz")
 	stateDir := fs.String("state-dir", "", "folder for goka's local table copies (LevelDB); empty keeps them in memory and recovers them from the changelog at start")
@@ -24,7 +24,11 @@ func runProcess(ctx context.Context, args []string, _ io.Reader, _, stderr io.Wr
 	if err != nil {
 		return exitCode(err, stderr)
 	}
-	cfg := app.ProcessConfig{Pipeline: pf.pipeline(*stateDir), RedisAddr: *redisAddr, HTTPAddr: *httpAddr, CreateTopics: *createTopics}
+	pipeline, err := pf.pipeline(*stateDir)
+	if err != nil {
+		return exitCode(err, stderr)
+	}
+	cfg := app.ProcessConfig{Pipeline: pipeline, RedisAddr: *redisAddr, HTTPAddr: *httpAddr, CreateTopics: *createTopics}
 	if *withHistory {
 		cfg.History = func() (*rsclickhouse.Sink, error) { return cf.sink() }
 	}

@@ -19,11 +19,16 @@ func runServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 	httpAddr := fs.String("http", "127.0.0.1:8080", "listen address")
 	hotTTL := fs.Duration("hot-cache-ttl", api.DefaultHotCacheTTL, "how long GET /v1/hot/search serves the snapshot it read from Redis before reading again; 0 reads it for every request")
 	timeout := redisTimeoutFlag(fs)
+	boardsFile := boardsFlag(fs, "GET /v1/boards/{board} answers for them (and for the daily steps board, board steps, always); use the file the processors use")
 	log, err := lf.parse(fs, args, stderr)
 	if err != nil {
 		return exitCode(err, stderr)
 	}
-	return exitCode(app.Serve(ctx, app.ServeConfig{RedisAddr: *redisAddr, HTTPAddr: *httpAddr, HotCacheTTL: *hotTTL, RedisTimeout: *timeout}, log), stderr)
+	boards, err := app.LoadBoards(*boardsFile)
+	if err != nil {
+		return exitCode(err, stderr)
+	}
+	return exitCode(app.Serve(ctx, app.ServeConfig{RedisAddr: *redisAddr, HTTPAddr: *httpAddr, HotCacheTTL: *hotTTL, RedisTimeout: *timeout, Boards: boards}, log), stderr)
 }
 
 // redisTimeoutFlag registers --redis-timeout of the query API (serve, dev).

@@ -78,6 +78,20 @@ func TestHostileRequests(t *testing.T) {
 		{"metrics with a 1 MB query", "GET", "/metrics?" + mb, 431, ""},
 		{"healthz with a 1 MB query", "GET", "/healthz?x=" + mb, 431, ""},
 
+		// The generic board endpoints (no boards declared here: only steps answers).
+		{"generic, undeclared board", "GET", "/v1/boards/arena?period=total", 404, `board "arena" is not declared`},
+		{"generic, board name with NUL", "GET", "/v1/boards/a%00b", 404, `board "a\x00b" is not declared`},
+		{"generic, board name of 60 KB", "GET", "/v1/boards/" + strings.Repeat("b", 60<<10), 404, "(61440 bytes) is not declared"},
+		{"generic, member of an undeclared board", "GET", "/v1/boards/arena/members/m001", 404, "is not declared"},
+		{"generic, deep page", "GET", "/v1/boards/steps?period=d:20261130&offset=1001", 400, "is beyond 1000"},
+		{"generic, offset of 60 KB", "GET", "/v1/boards/steps?period=d&offset=" + strings.Repeat("9", 60<<10), 400, "is beyond 1000"},
+		{"generic, unknown period", "GET", "/v1/boards/steps?period=year", 400, "is none of h, d, w, m, season, total"},
+		{"generic, steps by the week", "GET", "/v1/boards/steps?period=w", 400, "board steps keeps d, not w"},
+		{"generic, period id with a space", "GET", "/v1/boards/steps?period=d:2026%2011", 400, "is not [A-Za-z0-9_-]{1,64}"},
+		{"generic, scope with ':'", "GET", "/v1/boards/steps/members/m001?scope=eu:west", 400, "scope: contains U+003A"},
+		{"generic, day beside period", "GET", "/v1/boards/steps?period=d:20261130&day=20261130", 400, "day: not with period and scope"},
+		{"POST a generic board", "POST", "/v1/boards/arena", 405, ""},
+
 		// Methods and paths that do not exist.
 		{"POST a board", "POST", "/v1/boards/steps", 405, ""},
 		{"DELETE hot", "DELETE", "/v1/hot/search", 405, ""},
@@ -88,6 +102,7 @@ func TestHostileRequests(t *testing.T) {
 
 		// What must keep working: unknown parameters are ignored, caps clamp.
 		{"unknown parameter", "GET", "/v1/boards/steps?day=20261130&utm_source=x&_=1", 200, ""},
+		{"generic, neighbors above the cap", "GET", "/v1/boards/steps/members/m001?period=d:20261130&neighbors=99", 200, ""},
 		{"limit above the cap", "GET", "/v1/boards/steps?day=20261130&limit=" + strings.Repeat("9", 40), 200, ""},
 		{"healthz with parameters", "GET", "/healthz?" + params, 200, ""},
 		{"readyz with parameters", "GET", "/readyz?" + params, 200, ""},

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/rankstream/rankstream/internal/board"
 	"github.com/rankstream/rankstream/internal/obs"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 )
@@ -34,6 +35,7 @@ type Server struct {
 	hot     *hotCache
 	timeout time.Duration
 	errLog  obs.LogLimiter
+	boards  map[string]*board.Board // WithBoards
 }
 
 // Option configures a Server.
@@ -59,7 +61,8 @@ func WithReady(ready func() error) Option {
 
 // New returns a server reading from store.
 func New(store *rsredis.Reader, log *slog.Logger, opts ...Option) *Server {
-	s := &Server{store: store, log: log, hot: &hotCache{ttl: DefaultHotCacheTTL}, timeout: DefaultRedisTimeout}
+	s := &Server{store: store, log: log, hot: &hotCache{ttl: DefaultHotCacheTTL}, timeout: DefaultRedisTimeout,
+		boards: map[string]*board.Board{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -73,6 +76,8 @@ func New(store *rsredis.Reader, log *slog.Logger, opts ...Option) *Server {
 	})
 	s.route("GET /v1/boards/steps", s.stepsBoard)
 	s.route("GET /v1/boards/steps/members/{member}", s.stepsMember)
+	s.route("GET /v1/boards/{board}", s.scoreBoard)
+	s.route("GET /v1/boards/{board}/members/{member}", s.scoreMember)
 	s.route("GET /v1/hot/search", s.hotSearch)
 	return s
 }

@@ -2,11 +2,11 @@ package api
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
 
+	"github.com/rankstream/rankstream/internal/board"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 )
 
@@ -40,7 +40,11 @@ type Standing struct {
 	Total  int64   `json:"total"`
 }
 
+// stepsBoard answers GET /v1/boards/steps: with period or scope, as the generic endpoint does.
 func (s *Server) stepsBoard(ctx context.Context, r *http.Request) (any, error) {
+	if isGeneric(r.URL.RawQuery) {
+		return s.boardPage(ctx, board.StepsBoard, r)
+	}
 	q, err := parseBoardQuery(r.URL.RawQuery, time.Now())
 	if err != nil {
 		return nil, err
@@ -52,31 +56,22 @@ func (s *Server) stepsBoard(ctx context.Context, r *http.Request) (any, error) {
 	return Page{Board: "steps", Day: q.Day.String(), Region: q.Region, Total: total, Offset: q.Offset, Items: entries(rows)}, nil
 }
 
+// stepsMember answers GET /v1/boards/steps/members/{member}: with period or scope, as the
+// generic endpoint does.
 func (s *Server) stepsMember(ctx context.Context, r *http.Request) (any, error) {
+	if isGeneric(r.URL.RawQuery) {
+		return s.boardMember(ctx, board.StepsBoard, r)
+	}
 	q, err := parseMemberQuery(r.PathValue("member"), r.URL.RawQuery, time.Now())
 	if err != nil {
 		return nil, err
 	}
 	total, rows, err := s.store.StepsStanding(ctx, q.Day, q.Region, q.Member, q.Neighbors)
-	switch {
-	case errors.Is(err, rsredis.ErrNotRanked):
-		return nil, &apiError{http.StatusNotFound, "member " + echo(q.Member) + " is not on board " + rsredis.StepsBoard(q.Day, q.Region)}
-	case errors.Is(err, rsredis.ErrBoardChanged):
-		return nil, &apiError{http.StatusServiceUnavailable, rsredis.ErrBoardChanged.Error()}
-	case err != nil:
-		return nil, fmt.Errorf("api: %w", err)
+	if err := standingError(err, q.Member, rsredis.StepsBoard(q.Day, q.Region)); err != nil {
+		return nil, err
 	}
-	st := Standing{Board: "steps", Day: q.Day.String(), Region: q.Region, Total: total, Above: []Entry{}, Below: []Entry{}}
-	for _, e := range entries(rows) {
-		switch {
-		case e.Member == q.Member:
-			st.Member = e
-		case st.Member.Member == "":
-			st.Above = append(st.Above, e)
-		default:
-			st.Below = append(st.Below, e)
-		}
-	}
+	st := Standing{Board: "steps", Day: q.Day.String(), Region: q.Region, Total: total}
+	st.Member, st.Above, st.Below = split(entries(rows), q.Member)
 	return st, nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/rankstream/rankstream/internal/gateway"
 	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/loadgen"
+	"github.com/rankstream/rankstream/processors/scores"
 	"github.com/rankstream/rankstream/processors/steps"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"github.com/rankstream/rankstream/topics"
@@ -28,8 +29,10 @@ import (
 // DevConfig is what `rankstream dev` runs: the whole pipeline on one machine, on an embedded
 // Kafka broker (kfake) and, unless RedisAddr names a real one, embedded Redis (miniredis).
 type DevConfig struct {
-	Pipeline    Pipeline // Kafka.Brokers, Kafka.StateDir, Redis and Log are set by Dev
-	KafkaListen string   // address of the embedded broker (port 0 picks a free one)
+	// Pipeline: Kafka.Brokers, Kafka.StateDir, Redis and Log are set by Dev; without
+	// Scores.Boards, Dev declares DemoBoards.
+	Pipeline    Pipeline
+	KafkaListen string // address of the embedded broker (port 0 picks a free one)
 	// DataDir holds the embedded broker's data and the tables' state; "" keeps them in memory.
 	DataDir      string
 	RedisAddr    string // "" runs miniredis
@@ -38,7 +41,7 @@ type DevConfig struct {
 	// APIKey is the key the gateway's routes accept; "" makes a random one, printed at start.
 	APIKey    string
 	Demo      bool    // generate demo traffic
-	DemoRate  float64 // demo step reports (and search queries) per second
+	DemoRate  float64 // demo step reports (and search queries; a tenth as many score ops) per second
 	DemoUsers int
 }
 
@@ -80,6 +83,15 @@ func Dev(ctx context.Context, cfg DevConfig, stdout io.Writer, log *slog.Logger)
 
 	p := cfg.Pipeline
 	p.Redis, p.Log = rdb, log
+	loads := demoScoreLoads
+	if len(p.Scores.Boards) == 0 {
+		p.Scores.Boards = DemoBoards()
+	} else {
+		loads = nil
+		for _, b := range p.Scores.Boards {
+			loads = append(loads, loadgen.ScoreBoardLoad{Board: b.Name, Op: topics.OpIncr})
+		}
+	}
 	p.Kafka.Brokers = cluster.ListenAddrs()
 	p.Kafka.StateDir = ""
 	if cfg.DataDir != "" {
@@ -104,6 +116,10 @@ func Dev(ctx context.Context, cfg DevConfig, stdout io.Writer, log *slog.Logger)
 		if _, err := kcl.ResetOffsets(ctx, kc.Names.Group(steps.Group), kc.Names.Stream(topics.StepsReported), time.Time{}); err != nil {
 			return err
 		}
+		// Likewise the score ops: a duplicate re-sends its entries as the table keeps them.
+		if _, err := kcl.ResetOffsets(ctx, kc.Names.Group(scores.Group), kc.Names.Stream(topics.ScoresUpdated), time.Time{}); err != nil {
+			return err
+		}
 	}
 
 	key := cfg.APIKey
@@ -122,11 +138,12 @@ func Dev(ctx context.Context, cfg DevConfig, stdout io.Writer, log *slog.Logger)
 	g.Go(func() error {
 		// The query API answers every path but the gateway's routes.
 		mux := http.NewServeMux()
-		mux.Handle("/", api.New(rsredis.NewReader(qdb), log, api.WithRedisTimeout(cfg.RedisTimeout), api.WithReady(sup.Ready)))
+		mux.Handle("/", api.New(rsredis.NewReader(qdb), log, api.WithRedisTimeout(cfg.RedisTimeout), api.WithReady(sup.Ready),
+			api.WithBoards(p.Scores.Boards)))
 		gw.Register(mux)
 		return ServeHTTP(gctx, cfg.HTTPAddr, mux, log, func(a net.Addr) {
-			fmt.Fprintf(stdout, "rankstream dev is running\n  Kafka (kfake):  %s\n  Redis:          %s\n  query API:      http://%s/v1/boards/steps?limit=10\n  hot search:     http://%s/v1/hot/search?k=10\n  write gateway:  POST http://%s/v1/steps and /v1/search with Authorization: Bearer %s\n  metrics:        http://%s/metrics\n",
-				strings.Join(kc.Brokers, ","), redisAddr, a, a, a, key, a)
+			fmt.Fprintf(stdout, "rankstream dev is running\n  Kafka (kfake):  %s\n  Redis:          %s\n  query API:      http://%s/v1/boards/steps?limit=10\n  score board:    http://%s/v1/boards/%s?period=total&limit=10\n  hot search:     http://%s/v1/hot/search?k=10\n  write gateway:  POST http://%s/v1/steps and /v1/search with Authorization: Bearer %s\n  metrics:        http://%s/metrics\n",
+				strings.Join(kc.Brokers, ","), redisAddr, a, a, p.Scores.Boards[0].Name, a, a, key, a)
 		})
 	})
 	if cfg.Demo {
@@ -136,6 +153,15 @@ func Dev(ctx context.Context, cfg DevConfig, stdout io.Writer, log *slog.Logger)
 				return err
 			}
 			return demoProduce(gctx, kc, topics.SearchQueries, cfg.DemoRate, gen.Next, log)
+		})
+		g.Go(func() error {
+			gen, err := loadgen.NewScores(loadgen.ScoresConfig{Boards: loads, Members: cfg.DemoUsers, DupRatio: 0.05, Seed: uint64(time.Now().UnixNano())})
+			if err != nil {
+				return err
+			}
+			// A tenth of the rate: a live board needs few ops, and each costs a script per board
+			// on the embedded Redis, which starts a Lua state for every call.
+			return demoProduce(gctx, kc, topics.ScoresUpdated, cfg.DemoRate/10, gen.Next, log)
 		})
 		g.Go(func() error {
 			gen, err := loadgen.NewSteps(loadgen.StepsConfig{Users: cfg.DemoUsers, DupRatio: 0.05, StaleRatio: 0.05, Seed: uint64(time.Now().UnixNano())})

@@ -12,11 +12,13 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/rankstream/rankstream/internal/board"
 	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/obs"
 	"github.com/rankstream/rankstream/processors/history"
 	"github.com/rankstream/rankstream/processors/hot"
 	"github.com/rankstream/rankstream/processors/hotmerge"
+	"github.com/rankstream/rankstream/processors/scores"
 	"github.com/rankstream/rankstream/processors/steps"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"github.com/rankstream/rankstream/topics"
@@ -30,8 +32,10 @@ const shutdownGrace = 10 * time.Second
 type Pipeline struct {
 	Kafka kafka.Config
 	Steps StepsConfig
-	Hot   hot.Config      // Names, Partitions and Log are the pipeline's (Units sets them)
-	Merge hotmerge.Config // likewise
+	// Scores runs the scores processor when it declares boards (the boards file).
+	Scores ScoresConfig
+	Hot    hot.Config      // Names, Partitions and Log are the pipeline's (Units sets them)
+	Merge  hotmerge.Config // likewise
 	// Redis is where the boards and the hot-search snapshot go.
 	Redis goredis.UniversalClient
 	// History, when not nil, stores every hot-search snapshot (through hot.history).
@@ -49,8 +53,21 @@ type StepsConfig struct {
 	MaxPending int
 }
 
+// ScoresConfig shapes the scores processor and its Redis sink.
+type ScoresConfig struct {
+	// Boards are the declared boards (--boards FILE); none: the scores processor does not run.
+	Boards []*board.Board
+	Rules  topics.ScoreRules
+	// Coalesce is how long Redis writes are coalesced per member and period before a flush.
+	Coalesce time.Duration
+	// MaxPending is how many records may wait for a Redis flush before the processor stops
+	// consuming.
+	MaxPending int
+}
+
 // Units returns the units of every processor, each run by a kafka.Supervisor: steps with its
-// Redis sink, hot, hot-merge and, with a history store, hot-history. cl is the process's Kafka
+// Redis sink, scores with its Redis sink (when boards are declared), hot, hot-merge and, with a
+// history store, hot-history. cl is the process's Kafka
 // client (of p.Kafka), shared by the units and closed by the caller once they all returned.
 func (p Pipeline) Units(cl *kafka.Client) []Unit {
 	p.Hot.Names, p.Hot.Partitions, p.Hot.Log = p.Kafka.Names, p.Kafka.Partitions, p.Log
@@ -69,6 +86,9 @@ func (p Pipeline) Units(cl *kafka.Client) []Unit {
 			return hotmerge.Run(ctx, p.Merge, pub, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(hotmerge.Group), log)...)
 		}},
 	}
+	if len(p.Scores.Boards) > 0 {
+		units = append(units, Unit{string(scores.Group), p.runScores})
+	}
 	if p.History != nil {
 		units = append(units, Unit{string(history.Group), func(ctx context.Context) error {
 			return history.Run(ctx, kc, p.History, log)
@@ -77,21 +97,43 @@ func (p Pipeline) Units(cl *kafka.Client) []Unit {
 	return units
 }
 
-// runSteps runs the steps processor and its Redis sink until ctx ends. The sink
-// outlives the processor: the processor waits for its in-flight records on shutdown, and
-// only the sink can complete them. If the sink could not write everything it was handed
-// (Redis down past the shutdown grace), the error says so and wraps ErrSinkFailed: those
-// records are not committed, and a restart must create processor and sink anew.
+// runSteps runs the steps processor and its Redis sink until ctx ends.
 func (p Pipeline) runSteps(ctx context.Context) error {
 	kc, log := p.Kafka, p.Log
 	sink := rsredis.NewStepsWriter(p.Redis, rsredis.StepsOptions{Interval: p.Steps.Coalesce, MaxPending: p.Steps.MaxPending, Retention: p.Steps.Rules.Retention, Logger: log})
+	cfg := steps.Config{Names: kc.Names, Rules: p.Steps.Rules, Sink: sink, Log: log}
+	return runWithSink(ctx, sink, func(ctx context.Context) error {
+		return steps.Run(ctx, cfg, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(steps.Group), log)...)
+	})
+}
+
+// runScores runs the scores processor and its Redis sink until ctx ends.
+func (p Pipeline) runScores(ctx context.Context) error {
+	kc, log := p.Kafka, p.Log
+	sink := rsredis.NewScoresWriter(p.Redis, p.Scores.Boards, rsredis.ScoresOptions{Interval: p.Scores.Coalesce, MaxPending: p.Scores.MaxPending, Logger: log})
+	cfg := scores.Config{Names: kc.Names, Rules: p.Scores.Rules, Boards: p.Scores.Boards, Sink: sink, Log: log}
+	return runWithSink(ctx, sink, func(ctx context.Context) error {
+		return scores.Run(ctx, cfg, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(scores.Group), log)...)
+	})
+}
+
+// asyncSink is a Redis writer a processor hands its records to (StepsWriter, ScoresWriter).
+type asyncSink interface {
+	Run(ctx context.Context) error
+	Err() error
+}
+
+// runWithSink runs a processor (run) and its sink until ctx ends. The sink outlives the
+// processor: the processor waits for its in-flight records on shutdown, and only the sink can
+// complete them. If the sink could not write everything it was handed (Redis down past the
+// shutdown grace), the error says so and wraps ErrSinkFailed: those records are not
+// committed, and a restart must create processor and sink anew.
+func runWithSink(ctx context.Context, sink asyncSink, run func(context.Context) error) error {
 	sinkCtx, stopSink := context.WithCancel(context.WithoutCancel(ctx))
 	defer context.AfterFunc(ctx, func() { time.AfterFunc(shutdownGrace, stopSink) })()
 	sinkDone := make(chan error, 1)
 	go func() { sinkDone <- sink.Run(sinkCtx) }()
-
-	cfg := steps.Config{Names: kc.Names, Rules: p.Steps.Rules, Sink: sink, Log: log}
-	err := steps.Run(ctx, cfg, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(steps.Group), log)...)
+	err := run(ctx)
 	stopSink()
 	sinkErr := <-sinkDone
 	if sinkErr == nil {
@@ -105,8 +147,9 @@ func (p Pipeline) runSteps(ctx context.Context) error {
 	return err
 }
 
-// ErrSinkFailed marks a steps pipeline that stopped with records its sink did not write.
-var ErrSinkFailed = fmt.Errorf("steps pipeline: the redis sink did not write every record (restart processor and sink together): %w", kafka.ErrUnwritten)
+// ErrSinkFailed marks a processor (steps, scores) that stopped with records its sink did not
+// write.
+var ErrSinkFailed = fmt.Errorf("pipeline: the redis sink did not write every record (restart processor and sink together): %w", kafka.ErrUnwritten)
 
 // CheckRedis tells at start-up when Redis does not answer. That ends nothing: the sinks retry
 // their writes with backoff (offsets stay uncommitted), the query API answers 503 and /readyz

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rankstream/rankstream/internal/api"
+	"github.com/rankstream/rankstream/internal/board"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 )
 
@@ -15,6 +16,9 @@ type ServeConfig struct {
 	HTTPAddr     string
 	HotCacheTTL  time.Duration // see api.WithHotCacheTTL
 	RedisTimeout time.Duration // see api.WithRedisTimeout
+	// Boards are the declared boards (--boards FILE) the generic endpoints answer for, besides
+	// the daily steps board.
+	Boards []*board.Board
 }
 
 // Serve serves the query API until ctx ends.
@@ -26,6 +30,7 @@ func Serve(ctx context.Context, cfg ServeConfig, log *slog.Logger) error {
 	defer rdb.Close()
 	CheckRedis(ctx, rdb, cfg.RedisAddr, log)
 	log.Info("serving", "http", cfg.HTTPAddr, "redis", cfg.RedisAddr, "redis_timeout", cfg.RedisTimeout)
-	qapi := api.New(rsredis.NewReader(rdb), log, api.WithHotCacheTTL(cfg.HotCacheTTL), api.WithRedisTimeout(cfg.RedisTimeout))
+	qapi := api.New(rsredis.NewReader(rdb), log, api.WithHotCacheTTL(cfg.HotCacheTTL), api.WithRedisTimeout(cfg.RedisTimeout),
+		api.WithBoards(cfg.Boards))
 	return ServeHTTP(ctx, cfg.HTTPAddr, qapi, log, nil)
 }

@@ -2,6 +2,7 @@ package board
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -141,4 +142,64 @@ func (b *Board) Windows(dst []Window, t time.Time) []Window {
 		}
 	}
 	return dst
+}
+
+// WindowByID returns the window of period p with the given id on board b (ids as in Window);
+// false if b does not keep p, or id names no window of it: malformed, a season b does not
+// declare, or an hour or a date the zone skipped.
+func (b *Board) WindowByID(p Period, id string) (Window, bool) {
+	if !b.Has(p) {
+		return Window{}, false
+	}
+	switch p {
+	case PeriodTotal:
+		return Window{Period: PeriodTotal, ID: string(PeriodTotal)}, id == string(PeriodTotal)
+	case PeriodSeason:
+		for _, s := range b.Seasons {
+			if s.Name == id {
+				return Window{Period: PeriodSeason, ID: s.Name, Start: s.StartAt, End: s.EndAt}, true
+			}
+		}
+		return Window{}, false
+	}
+	start, ok := labelStart(p, id)
+	if !ok {
+		return Window{}, false
+	}
+	w := CalendarWindow(p, firstAtWall(start, b.Zone), b.Zone)
+	return w, w.ID == id
+}
+
+// labelStart returns the wall clock (a UTC time read as a local clock) at which the label id
+// of a calendar period starts; false if id is malformed.
+func labelStart(p Period, id string) (time.Time, bool) {
+	layouts := map[Period]string{PeriodHour: "2006010215", PeriodDay: "20060102", PeriodMonth: "200601"}
+	if p == PeriodWeek {
+		if len(id) != 7 || id[4] != 'W' || !allDigits(id[:4]) || !allDigits(id[5:]) {
+			return time.Time{}, false
+		}
+		y, _ := strconv.Atoi(id[:4])
+		wk, _ := strconv.Atoi(id[5:])
+		if wk < 1 || wk > 53 {
+			return time.Time{}, false
+		}
+		jan4 := time.Date(y, 1, 4, 0, 0, 0, 0, time.UTC) // always in ISO week 1
+		monday := jan4.AddDate(0, 0, -int((jan4.Weekday()+6)%7))
+		return monday.AddDate(0, 0, 7*(wk-1)), true
+	}
+	layout, ok := layouts[p]
+	if !ok || len(id) != len(layout) || !allDigits(id) {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(layout, id)
+	return t, err == nil
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

@@ -197,3 +197,48 @@ func equal(a, b []string) bool {
 	}
 	return true
 }
+
+// TestWindowByIDRoundTrips: every window of every period, at instants over two years in zones
+// with and without DST (and one that skipped a date), is found again by its id with the same
+// bounds; malformed ids, skipped dates and undeclared seasons are not.
+func TestWindowByIDRoundTrips(t *testing.T) {
+	for _, zone := range []string{"UTC", "America/New_York", "Asia/Shanghai", "Pacific/Kiritimati", "America/St_Johns", "Australia/Lord_Howe"} {
+		b, err := NewBoard(Spec{Name: "b", Periods: []string{"h", "d", "w", "m", "season", "total"}, TZ: zone,
+			Seasons: []SeasonSpec{{"s1", "2026-09-01", "2026-12-01"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for at := utc(t, "1994-12-01T00:00:00Z"); at.Before(utc(t, "1995-01-15T00:00:00Z")) || at.Year() >= 2025 && at.Before(utc(t, "2027-01-15T00:00:00Z")); {
+			for _, w := range b.Windows(nil, at) {
+				got, ok := b.WindowByID(w.Period, w.ID)
+				if !ok || got.ID != w.ID || !got.Start.Equal(w.Start) || !got.End.Equal(w.End) {
+					t.Fatalf("%s: %s:%s at %s found as %+v (%v), want %+v", zone, w.Period, w.ID, at, got, ok, w)
+				}
+			}
+			if at = at.Add(37 * time.Minute); at.After(utc(t, "1995-01-15T00:00:00Z")) && at.Year() < 2025 {
+				at = utc(t, "2025-12-01T00:00:00Z")
+			}
+		}
+	}
+	b, err := NewBoard(Spec{Name: "b", Periods: []string{"h", "d", "w", "m", "total"}, TZ: "Pacific/Kiritimati"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		p  Period
+		id string
+	}{
+		{PeriodDay, "19941231"}, // Kiritimati skipped it
+		{PeriodDay, "20261131"}, {PeriodDay, "2026113"}, {PeriodDay, "+2026113"}, {PeriodDay, "2026-11-30"},
+		{PeriodHour, "2026113024"}, {PeriodMonth, "202613"}, {PeriodMonth, "202600"},
+		{PeriodWeek, "2026W54"}, {PeriodWeek, "2026W00"}, {PeriodWeek, "2025W53"}, {PeriodWeek, "2026w01"}, {PeriodWeek, "2026W1"},
+		{PeriodTotal, "all"}, {PeriodSeason, "s1"},
+	} {
+		if w, ok := b.WindowByID(tc.p, tc.id); ok {
+			t.Errorf("%s:%s found: %+v", tc.p, tc.id, w)
+		}
+	}
+	if w, ok := b.WindowByID(PeriodWeek, "2026W53"); !ok || w.Start.In(b.Zone).Format(time.DateOnly) != "2026-12-28" {
+		t.Errorf("2026W53: %+v %v", w, ok)
+	}
+}

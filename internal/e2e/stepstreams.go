@@ -9,10 +9,12 @@ import (
 	"time"
 )
 
-// Record is one record to produce: its key and value.
+// Record is one record to produce: its key and value, and its Kafka timestamp (zero: when it
+// is produced).
 type Record struct {
 	Key   string
 	Value []byte
+	Time  time.Time
 }
 
 // DayOf is the local date of t in loc as yyyymmdd, computed by the tests' own code.

@@ -15,7 +15,7 @@ var (
 		Name: "rankstream_events_in_total", Help: "Records consumed by processors, by topic.",
 	}, []string{"topic"})
 	EventsOutcome = promauto.NewCounterVec(prometheus.CounterOpts{
-		Name: "rankstream_events_outcome_total", Help: "What valid records did to the state, by topic and outcome (improved, duplicate, stale).",
+		Name: "rankstream_events_outcome_total", Help: "What valid records did to the state, by topic and outcome (steps: improved, duplicate, stale; scores: applied, duplicate).",
 	}, []string{"topic", "outcome"})
 	DeadLettered = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "rankstream_dead_lettered_total", Help: "Records sent to the dead-letter topic, by source topic.",
@@ -50,6 +50,9 @@ var (
 	}, []string{"sink"})
 	SinkRowsWritten = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "rankstream_sink_rows_written_total", Help: "Rows written by a sink, by sink (a replay writes its rows again and counts them again).",
+	}, []string{"sink"})
+	SinkRowsSkipped = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "rankstream_sink_rows_skipped_total", Help: "Updates a sink can never write (a board it does not know, a value its encoding cannot hold), skipped and logged, by sink.",
 	}, []string{"sink"})
 	SinkPending = promauto.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "rankstream_sink_pending", Help: "Records queued for the next sink flush (those of a flush under way not included).",

@@ -1,8 +1,10 @@
-// Package scores is the processor family of score boards (issue 11): the member state and its
-// pure rules (state.go: set, incr and delete per board and period, idempotent on request ids,
-// with a versioned binary codec for the group table). The goka adapter that feeds a Sink with
-// the updates Apply returns is built on top of it.
+// Package scores is the processor family of score boards (issue 11): the goka group "scores"
+// (processor.go), which keeps each member's state on every declared board in its table
+// (restored from its changelog after a crash or rebalance) and hands the entries every op
+// leaves to a Sink, which commits the record once they are stored; and the member state with
+// its pure rules (state.go: set, incr and delete per board and period, idempotent on request
+// ids, with a versioned binary codec for the group table).
 //
-// It imports internal/board (and, with the adapter, topics and internal plumbing); never a
-// sink, a Redis client or another processor family.
+// It imports topics and internal plumbing (board, kafka, obs); never a sink, a Redis client
+// or another processor family.
 package scores

@@ -27,8 +27,12 @@ const MaxRequests = 1024
 // one more is refused with ErrTooManyScopes.
 const MaxScopesPerPeriod = 16
 
-// Errors of Apply: the op is refused, nothing changes (its request id is not recorded), and
-// the record goes to the dead-letter topic with the error as its reason.
+// Errors of Apply: the op is refused and the record goes to the dead-letter topic with the
+// error as its reason. No entry changes. The request id of an op refused for the state it
+// met (ErrOutOfRange on an entry, ErrTooManyScopes) is remembered, so that a redelivery, or a
+// retry with the same id, decides the same whatever came after it (Result.Changed then says
+// to write the state back); the other refusals depend on the op and the record time only, and
+// record nothing.
 var (
 	ErrTooOld        = errors.New("scores: ts older than the board's retention")
 	ErrTooNew        = errors.New("scores: ts further ahead than the allowed future skew")
@@ -209,13 +213,22 @@ func (bs *BoardState) apply(b *board.Board, op Op) (Result, error) {
 	if op.TSMs <= bs.FloorMs {
 		return Result{}, fmt.Errorf("%w: ts %s, newest forgotten %s", ErrForgotten, fmtMs(op.TSMs), fmtMs(bs.FloorMs))
 	}
-	// Check every entry before changing any: a refused op changes nothing.
+	// Check every entry before changing any: a refused op changes no entry. These refusals
+	// depend on the state, which later ops change, so the op's request id is remembered: its
+	// redelivery (after a crash, when the table already holds later ops) is then a duplicate,
+	// never applied to a state it was not refused against (TestScoreBoardsAfterKillWithTwoInstances
+	// caught an incr refused at the top of the range and applied after a later set).
 	for _, e := range named {
-		if op.Kind == Incr && !inRange(e.score()+op.Score) {
-			return Result{}, fmt.Errorf("%w: %d%+d on %s:%s", ErrOutOfRange, e.score(), op.Score, e.Period, e.ID)
+		var err error
+		switch {
+		case op.Kind == Incr && !inRange(e.score()+op.Score):
+			err = fmt.Errorf("%w: %d%+d on %s:%s", ErrOutOfRange, e.score(), op.Score, e.Period, e.ID)
+		case op.Kind != Delete && op.Scope != "" && e.Scope != "" && op.Scope != e.Scope && !slices.Contains(e.Left, op.Scope) && len(e.Left)+2 > MaxScopesPerPeriod:
+			err = fmt.Errorf("%w: scope %q on %s:%s", ErrTooManyScopes, op.Scope, e.Period, e.ID)
 		}
-		if op.Kind != Delete && op.Scope != "" && e.Scope != "" && op.Scope != e.Scope && !slices.Contains(e.Left, op.Scope) && len(e.Left)+2 > MaxScopesPerPeriod {
-			return Result{}, fmt.Errorf("%w: scope %q on %s:%s", ErrTooManyScopes, op.Scope, e.Period, e.ID)
+		if err != nil {
+			bs.remember(Request{op.RequestHash, op.TSMs})
+			return Result{Changed: true}, err
 		}
 	}
 	for k := range named {

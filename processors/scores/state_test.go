@@ -185,15 +185,20 @@ func TestRequestIDAppliedOnceChangesNothing(t *testing.T) {
 			})
 		}
 	}
-	t.Run("a refused op is not applied: its retry is", func(t *testing.T) {
+	// TestScoreBoardsAfterKillWithTwoInstances: an incr refused at the top of the range was
+	// redelivered after a crash, when the table already held a later set, and was applied.
+	t.Run("an op refused for the state it met stays refused after later ops", func(t *testing.T) {
 		s := new(State)
 		mustApply(t, b, s, Op{1, "m", Set, board.MaxScore, at, ""})
-		if _, err := s.Apply(b, Op{7, "m", Incr, 1, at, ""}, at, skew); !errors.Is(err, ErrOutOfRange) {
-			t.Fatalf("incr past the range: %v", err)
+		res, err := s.Apply(b, Op{7, "m", Incr, 1, at, ""}, at, skew)
+		if !errors.Is(err, ErrOutOfRange) || !res.Changed || len(res.Updates) != 0 {
+			t.Fatalf("incr past the range: %+v %v", res, err)
 		}
+		mustApply(t, b, s, Op{8, "m", Set, 196, at + 1, ""})
 		s = persisted(t, s)
-		if res, err := s.Apply(b, Op{7, "m", Incr, -1, at, ""}, at, skew); err != nil || res.Outcome != Applied {
-			t.Fatalf("retry of a refused id: %+v %v", res, err)
+		res, err = s.Apply(b, Op{7, "m", Incr, 1, at, ""}, at+2, skew) // the redelivery
+		if err != nil || res.Outcome != Duplicate || res.Updates[0].Score != 196 {
+			t.Fatalf("redelivery of a refused op: %+v %v", res, err)
 		}
 	})
 }
@@ -333,8 +338,16 @@ func TestExpiredPeriodsArePruned(t *testing.T) {
 	// op that found them expired is refused; pruning alone is a change to write back.
 	later := ms(t, "2026-12-10T00:00:00Z")
 	res, err := s.Apply(b, Op{4, "m", Incr, 2 * board.MaxScore, later, ""}, later, skew)
-	if !errors.Is(err, ErrOutOfRange) || !res.Changed || len(s.Boards) != 0 {
-		t.Fatalf("all expired: %+v %v, boards %+v", res, err, s.Boards)
+	if !errors.Is(err, ErrOutOfRange) || !res.Changed || len(s.Boards) != 1 || len(s.Boards[0].Entries) != 0 || len(s.Boards[0].Requests) != 1 {
+		t.Fatalf("all expired: %+v %v, boards %+v (want only the refused op's request id)", res, err, s.Boards)
+	}
+	// Once the ids expired too, nothing is left.
+	muchLater := ms(t, "2026-12-20T00:00:00Z")
+	if res, err := s.Apply(b, Op{5, "m", Set, 2 * board.MaxScore, muchLater, ""}, muchLater, skew); !errors.Is(err, ErrOutOfRange) || res.Changed || len(s.Boards) != 1 {
+		t.Fatalf("a set out of range is refused before the state is read: %+v %v", res, err)
+	}
+	if res, err := s.Apply(b, Op{6, "m", Incr, 2 * board.MaxScore, muchLater, ""}, muchLater, skew); !errors.Is(err, ErrOutOfRange) || !res.Changed || len(s.Boards[0].Requests) != 1 {
+		t.Fatalf("expired ids: %+v %v, boards %+v", res, err, s.Boards)
 	}
 }
 

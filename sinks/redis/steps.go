@@ -2,29 +2,15 @@ package redis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
-	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/rankstream/rankstream/internal/backoff"
 	"github.com/rankstream/rankstream/internal/board"
-	"github.com/rankstream/rankstream/internal/obs"
 )
-
-// ErrClosed is handed to the done callbacks of updates that could not be written before the
-// writer stopped; their records are not committed and will be processed again.
-var ErrClosed = errors.New("redis sink: closed before the write succeeded")
-
-// ErrEarlierWriteFailed is handed to the done callbacks of every update submitted after a
-// write failed: acknowledging any of them would let the commit's high-water mark cover the
-// failed records.
-var ErrEarlierWriteFailed = errors.New("redis sink: an earlier write failed, nothing after it is acknowledged")
 
 // setMax stores, for each KEYS[i], ARGV[2i-1] unless the key holds a number at least as
 // large, and then sets the key to expire at ARGV[2i] (unix seconds; a key's expiry depends
@@ -119,14 +105,6 @@ type pendingDay struct {
 	left []string
 }
 
-// batch is what one flush writes, and the callbacks it releases, in submission order.
-type batch struct {
-	days  map[userDay]*pendingDay
-	dones []func(error)
-}
-
-func newBatch() *batch { return &batch{days: make(map[userDay]*pendingDay)} }
-
 // StepsWriter writes daily step values and boards: step:{day}:{user} (set-if-greater),
 // rank:steps:global:{day} and rank:steps:region:{region}:{day} (ZADD GT with the day's
 // composite score). It coalesces updates per user and day, flushes them in one pipeline per
@@ -135,73 +113,46 @@ func newBatch() *batch { return &batch{days: make(map[userDay]*pendingDay)} }
 type StepsWriter struct {
 	rdb  goredis.UniversalClient
 	opts StepsOptions
-
-	mu     sync.Mutex
-	space  *sync.Cond // signalled when a flush frees room
-	cur    *batch
-	closed bool
-	failed error // the first failed write: once set, every done gets an error
-	kick   chan struct{}
-
-	// Metrics, resolved once: Submit runs for every record.
-	pending  prometheus.Gauge
-	writeSec prometheus.Observer
-	writeErr prometheus.Counter
+	q    *async[userDay, pendingDay, *board.StepUpdate]
 }
 
 // NewStepsWriter returns a writer on rdb. Call Run to start flushing.
 func NewStepsWriter(rdb goredis.UniversalClient, opts StepsOptions) *StepsWriter {
 	opts.defaults()
-	w := &StepsWriter{rdb: rdb, opts: opts, cur: newBatch(), kick: make(chan struct{}, 1),
-		pending:  obs.SinkPending.WithLabelValues("redis-steps"),
-		writeSec: obs.SinkWriteSeconds.WithLabelValues("redis-steps"),
-		writeErr: obs.SinkWriteErrors.WithLabelValues("redis-steps")}
-	w.space = sync.NewCond(&w.mu)
+	w := &StepsWriter{rdb: rdb, opts: opts}
+	w.q = newAsync(asyncOptions{name: "redis-steps", interval: opts.Interval, maxBatch: opts.MaxBatch,
+		maxPending: opts.MaxPending, maxBackoff: opts.MaxBackoff, log: opts.Logger}, addStep, w.write)
+	w.q.retried = func(ctx context.Context, err error) {
+		if goredis.HasErrorPrefix(err, "NOSCRIPT") { // Redis lost the script cache (a restart, SCRIPT FLUSH)
+			if lerr := setMax.Load(ctx, w.rdb).Err(); lerr != nil {
+				w.opts.Logger.Warn("redis sink: reload script", "err", lerr)
+			}
+		}
+	}
 	return w
 }
 
 // Submit queues u (nil: nothing to write) and done. It blocks while MaxPending records wait.
-func (w *StepsWriter) Submit(u *board.StepUpdate, done func(error)) {
-	w.mu.Lock()
-	for len(w.cur.dones) >= w.opts.MaxPending && !w.closed {
-		w.space.Wait()
-	}
-	if w.closed {
-		err := ErrClosed
-		if w.failed != nil {
-			err = fmt.Errorf("%w: %w", ErrEarlierWriteFailed, w.failed)
-		} else {
-			w.failed = fmt.Errorf("redis sink: record submitted after the writer stopped: %w", ErrClosed)
-		}
-		w.mu.Unlock()
-		done(err)
+func (w *StepsWriter) Submit(u *board.StepUpdate, done func(error)) { w.q.submit(u, done) }
+
+// addStep coalesces u into the pending user-days.
+func addStep(days map[userDay]*pendingDay, u *board.StepUpdate) {
+	if u == nil {
 		return
 	}
-	if u != nil {
-		k := userDay{u.User, u.Day}
-		p, ok := w.cur.days[k]
-		if !ok {
-			p = &pendingDay{}
-			w.cur.days[k] = p
-		}
-		for _, r := range u.Left {
-			if !slices.Contains(p.left, r) {
-				p.left = append(p.left, r)
-			}
-		}
-		if !ok || better(u, &p.u) {
-			p.u = *u
+	k := userDay{u.User, u.Day}
+	p, ok := days[k]
+	if !ok {
+		p = &pendingDay{}
+		days[k] = p
+	}
+	for _, r := range u.Left {
+		if !slices.Contains(p.left, r) {
+			p.left = append(p.left, r)
 		}
 	}
-	w.cur.dones = append(w.cur.dones, done)
-	n := len(w.cur.days)
-	w.pending.Set(float64(len(w.cur.dones)))
-	w.mu.Unlock()
-	if n >= w.opts.MaxBatch {
-		select {
-		case w.kick <- struct{}{}:
-		default:
-		}
+	if !ok || better(u, &p.u) {
+		p.u = *u
 	}
 }
 
@@ -223,130 +174,26 @@ func (w *StepsWriter) Run(ctx context.Context) error {
 	if err := setMax.Load(ctx, w.rdb).Err(); err != nil {
 		w.opts.Logger.Warn("redis sink: load script (retried with the first flush)", "err", err)
 	}
-	t := time.NewTicker(w.opts.Interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return w.close()
-		case <-t.C:
-		case <-w.kick:
-		}
-		if err := w.flush(ctx); err != nil {
-			return err
-		}
-	}
+	return w.q.run(ctx)
 }
 
 // Err returns the first failure of the writer: a write that failed, or a record submitted
 // after it stopped. nil means every submitted record was written and acknowledged (or is
 // still queued).
-func (w *StepsWriter) Err() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.failed
-}
-
-func (w *StepsWriter) take() *batch {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	b := w.cur
-	w.cur = newBatch()
-	w.space.Broadcast()
-	w.pending.Set(0)
-	return b
-}
-
-// flush writes the current batch, retrying until it succeeds or ctx ends; on success it
-// releases the batch's callbacks in order. On failure it fails them and everything queued
-// after them, closes the writer and returns the error.
-func (w *StepsWriter) flush(ctx context.Context) error {
-	b := w.take()
-	if len(b.dones) == 0 {
-		return nil
-	}
-	if err := w.writeWithRetry(ctx, b); err != nil {
-		return w.fail(b, err)
-	}
-	for _, done := range b.dones {
-		done(nil)
-	}
-	return nil
-}
-
-// fail closes the writer after the write of b failed with err: b's callbacks get err, every
-// later one ErrEarlierWriteFailed.
-func (w *StepsWriter) fail(b *batch, err error) error {
-	w.mu.Lock()
-	w.closed = true
-	if w.failed == nil {
-		w.failed = err
-	}
-	later := w.cur
-	w.cur = newBatch()
-	w.space.Broadcast()
-	w.pending.Set(0)
-	w.mu.Unlock()
-	for _, done := range b.dones {
-		done(err)
-	}
-	lost := fmt.Errorf("%w: %w", ErrEarlierWriteFailed, err)
-	for _, done := range later.dones {
-		done(lost)
-	}
-	w.opts.Logger.Error("redis sink: write failed; its records and the later ones stay uncommitted",
-		"records", len(b.dones)+len(later.dones), "err", err)
-	return fmt.Errorf("redis sink: %d records not written: %w", len(b.dones)+len(later.dones), err)
-}
-
-func (w *StepsWriter) close() error {
-	w.mu.Lock()
-	w.closed = true
-	w.space.Broadcast()
-	w.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	return w.flush(ctx)
-}
-
-func (w *StepsWriter) writeWithRetry(ctx context.Context, b *batch) error {
-	err := backoff.Retry(ctx, backoff.New(50*time.Millisecond, w.opts.MaxBackoff), nil,
-		func(attempt int, err error, wait time.Duration) {
-			w.writeErr.Inc()
-			w.opts.Logger.Warn("redis sink: flush failed, retrying", "attempt", attempt,
-				"user_days", len(b.days), "records", len(b.dones), "backoff", wait, "err", err)
-			if goredis.HasErrorPrefix(err, "NOSCRIPT") { // Redis lost the script cache (a restart, SCRIPT FLUSH)
-				if lerr := setMax.Load(ctx, w.rdb).Err(); lerr != nil {
-					w.opts.Logger.Warn("redis sink: reload script", "err", lerr)
-				}
-			}
-		},
-		func() error {
-			start := time.Now()
-			if err := w.write(ctx, b); err != nil {
-				return err
-			}
-			w.writeSec.Observe(time.Since(start).Seconds())
-			return nil
-		})
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrClosed, err)
-	}
-	return nil
-}
+func (w *StepsWriter) Err() error { return w.q.err() }
 
 // write sends one pipeline: set-if-greater of the step keys (setMax, many keys a call); per board one
 // ZADD GT of all its members and one EXPIREAT; ZREM for regions users left.
-func (w *StepsWriter) write(ctx context.Context, b *batch) error {
-	if len(b.days) == 0 {
+func (w *StepsWriter) write(ctx context.Context, days map[userDay]*pendingDay) error {
+	if len(days) == 0 {
 		return nil
 	}
 	pipe := w.rdb.Pipeline()
 	boards := make(map[string][]goredis.Z)
 	expiry := make(map[string]time.Time)
-	keys := make([]string, 0, len(b.days))
-	args := make([]any, 0, 2*len(b.days))
-	for _, p := range b.days {
+	keys := make([]string, 0, len(days))
+	args := make([]any, 0, 2*len(days))
+	for _, p := range days {
 		u := p.u
 		exp := u.Day.LastInstant().Add(w.opts.Retention)
 		keys = append(keys, StepKey(u.Day, u.User))
@@ -384,7 +231,7 @@ func (w *StepsWriter) write(ctx context.Context, b *batch) error {
 		pipe.ExpireAt(ctx, board, expiry[board])
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
-		return fmt.Errorf("redis sink: pipeline of %d user-days: %w", len(b.days), err)
+		return fmt.Errorf("redis sink: pipeline of %d user-days: %w", len(days), err)
 	}
 	return nil
 }

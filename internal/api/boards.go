@@ -1,0 +1,232 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/rankstream/rankstream/internal/board"
+	rsredis "github.com/rankstream/rankstream/sinks/redis"
+	"github.com/rankstream/rankstream/topics"
+)
+
+// BoardPage is a page of a board through the generic endpoint GET /v1/boards/{board}.
+type BoardPage struct {
+	Board  string `json:"board"`
+	Period string `json:"period"` // with its id: "d:20261130", "season:s1", "total"
+	Scope  string `json:"scope"`  // "global" or the scope
+	// PeriodEnd is when the period ends (null for total), for the countdown on the page.
+	PeriodEnd *time.Time `json:"period_end"`
+	Total     int64      `json:"total"`
+	Offset    int        `json:"offset"`
+	Items     []Entry    `json:"items"`
+}
+
+// BoardStanding is a member's place on a board through the generic endpoint GET
+// /v1/boards/{board}/members/{member}.
+type BoardStanding struct {
+	Board     string     `json:"board"`
+	Period    string     `json:"period"`
+	Scope     string     `json:"scope"`
+	PeriodEnd *time.Time `json:"period_end"`
+	Member    Entry      `json:"member"`
+	Above     []Entry    `json:"above"`
+	Below     []Entry    `json:"below"`
+	Total     int64      `json:"total"`
+}
+
+// WithBoards makes the generic endpoints answer for the declared boards (the boards file), as
+// well as for the daily steps board (board "steps"), which they always answer for.
+func WithBoards(boards []*board.Board) Option {
+	return func(s *Server) {
+		for _, b := range boards {
+			s.boards[b.Name] = b
+		}
+	}
+}
+
+// target is the board, period and scope a query resolved to.
+type target struct {
+	board, period, scope string
+	end                  *time.Time
+	ref                  rsredis.BoardRef // a declared board's
+	day                  board.Day        // the steps board's
+}
+
+func (t target) page(total int64, offset int, items []Entry) BoardPage {
+	return BoardPage{Board: t.board, Period: t.period, Scope: t.scope, PeriodEnd: t.end, Total: total, Offset: offset, Items: items}
+}
+
+// resolve finds the board and the period of q at now: 404 for a board that is not declared,
+// 400 for a period it does not keep or an id that names none of its periods, 404 for a
+// current season when none holds now.
+func (s *Server) resolve(name string, q scoreQuery, now time.Time) (target, error) {
+	t := target{board: name, scope: topics.GlobalScope}
+	if q.Scope != "" {
+		t.scope = q.Scope
+	}
+	if name == board.StepsBoard {
+		return t.steps(q, now)
+	}
+	if len(q.Steps) > 0 {
+		return target{}, badRequest(strings.Join(q.Steps, ", ") + ": parameters of the steps board only; use period and scope")
+	}
+	b, ok := s.boards[name]
+	if !ok {
+		return target{}, &apiError{http.StatusNotFound, "board " + echo(name) + " is not declared"}
+	}
+	p := q.Period
+	if p == "" {
+		p = b.Periods[0]
+		if b.Has(board.PeriodTotal) {
+			p = board.PeriodTotal
+		}
+	}
+	if !b.Has(p) {
+		return target{}, badRequest(fmt.Sprintf("period: board %s keeps %s, not %s", name, periodList(b), p))
+	}
+	var w board.Window
+	if q.PeriodID == "" {
+		if w, ok = b.Window(p, now); !ok {
+			return target{}, &apiError{http.StatusNotFound, "no season of board " + name + " holds the present; name one: period=season:<name>"}
+		}
+	} else if w, ok = b.WindowByID(p, q.PeriodID); !ok {
+		return target{}, badRequest("period: " + echo(string(p)+":"+q.PeriodID) + " is not a period of board " + name + " (in its zone " + b.Zone.String() + ")")
+	}
+	t.period = string(p)
+	if p != board.PeriodTotal {
+		t.period += ":" + w.ID
+		end := w.End.UTC()
+		t.end = &end
+	}
+	t.ref = rsredis.BoardRef{Board: name, Period: p, PeriodID: w.ID, Scope: q.Scope, Shards: b.Shards}
+	return t, nil
+}
+
+// steps resolves a generic query of the daily steps board: period d (a day from 2000-01-01 to
+// two days after today, UTC; without an id, today in UTC), scope global or a region. Its day
+// ends when the day ends in the zone that sees it last (UTC-12).
+func (t target) steps(q scoreQuery, now time.Time) (target, error) {
+	if len(q.Steps) > 0 {
+		return target{}, badRequest(strings.Join(q.Steps, ", ") + ": not with period and scope; use period=d:YYYYMMDD and scope=<region>")
+	}
+	if q.Period != "" && q.Period != board.PeriodDay {
+		return target{}, badRequest("period: board steps keeps d, not " + string(q.Period))
+	}
+	t.day = board.DayOf(now, time.UTC)
+	if q.PeriodID != "" {
+		var err error
+		if t.day, err = parseDay(q.PeriodID, now); err != nil {
+			return target{}, badRequest("period: " + strings.TrimPrefix(err.Error(), "day: "))
+		}
+	}
+	t.period = "d:" + t.day.String()
+	end := t.day.LastInstant().UTC()
+	t.end = &end
+	return t, nil
+}
+
+func periodList(b *board.Board) string {
+	var ps []string
+	for _, p := range b.Periods {
+		ps = append(ps, string(p))
+	}
+	return strings.Join(ps, ", ")
+}
+
+// region is the steps board's region of a target ("" for global).
+func (t target) region() string {
+	if t.scope == topics.GlobalScope {
+		return ""
+	}
+	return t.scope
+}
+
+func (s *Server) scoreBoard(ctx context.Context, r *http.Request) (any, error) {
+	return s.boardPage(ctx, r.PathValue("board"), r)
+}
+
+func (s *Server) boardPage(ctx context.Context, name string, r *http.Request) (any, error) {
+	q, err := parseScoreBoardQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.resolve(name, q, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	var total int64
+	var rows []rsredis.Ranked
+	if name == board.StepsBoard {
+		total, rows, err = s.store.StepsPage(ctx, t.day, t.region(), q.Offset, q.Limit)
+	} else {
+		total, rows, err = s.store.BoardPage(ctx, t.ref, q.Offset, q.Limit)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("api: %w", err)
+	}
+	return t.page(total, q.Offset, entries(rows)), nil
+}
+
+func (s *Server) scoreMember(ctx context.Context, r *http.Request) (any, error) {
+	return s.boardMember(ctx, r.PathValue("board"), r)
+}
+
+func (s *Server) boardMember(ctx context.Context, name string, r *http.Request) (any, error) {
+	q, err := parseScoreMemberQuery(r.PathValue("member"), r.URL.RawQuery)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.resolve(name, q, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	var total int64
+	var rows []rsredis.Ranked
+	if name == board.StepsBoard {
+		total, rows, err = s.store.StepsStanding(ctx, t.day, t.region(), q.Member, q.Neighbors)
+	} else {
+		total, rows, err = s.store.BoardStanding(ctx, t.ref, q.Member, q.Neighbors)
+	}
+	if err := standingError(err, q.Member, t.board+" "+t.period+" "+t.scope); err != nil {
+		return nil, err
+	}
+	st := BoardStanding{Board: t.board, Period: t.period, Scope: t.scope, PeriodEnd: t.end, Total: total}
+	st.Member, st.Above, st.Below = split(entries(rows), q.Member)
+	return st, nil
+}
+
+// standingError maps a standing read's error: 404 when the member is not on the board, 503
+// when its entry moved during the read.
+func standingError(err error, member, boardName string) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, rsredis.ErrNotRanked):
+		return &apiError{http.StatusNotFound, "member " + echo(member) + " is not on board " + boardName}
+	case errors.Is(err, rsredis.ErrBoardChanged):
+		return &apiError{http.StatusServiceUnavailable, rsredis.ErrBoardChanged.Error()}
+	}
+	return fmt.Errorf("api: %w", err)
+}
+
+// split separates a standing's rows (ascending rank) into the member's and those above and
+// below it (never nil).
+func split(rows []Entry, member string) (own Entry, above, below []Entry) {
+	above, below = []Entry{}, []Entry{}
+	found := false
+	for _, e := range rows {
+		switch {
+		case e.Member == member:
+			own, found = e, true
+		case !found:
+			above = append(above, e)
+		default:
+			below = append(below, e)
+		}
+	}
+	return own, above, below
+}

@@ -1,0 +1,330 @@
+package scorese2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/rankstream/rankstream/internal/api"
+	"github.com/rankstream/rankstream/internal/boardsfile"
+	"github.com/rankstream/rankstream/internal/e2e"
+	"github.com/rankstream/rankstream/internal/kafka"
+	"github.com/rankstream/rankstream/internal/obs"
+	"github.com/rankstream/rankstream/internal/testenv"
+	rsredis "github.com/rankstream/rankstream/sinks/redis"
+	"github.com/rankstream/rankstream/topics"
+)
+
+// Shape of the generated stream: 120 members with 25 ops each, 3,000 records in all.
+const (
+	members      = 120
+	opsPerMember = 25
+)
+
+// lastMonday is the latest Monday 00:00 UTC whose stream (until 08:00 that Monday) lies
+// before now: record timestamps stay in the past, and the boards' 30 days of retention keep
+// every key alive.
+func lastMonday(now time.Time) time.Time {
+	d := now.UTC().Truncate(24 * time.Hour)
+	d = d.AddDate(0, 0, -int((d.Weekday()+6)%7))
+	if d.Add(8 * time.Hour).After(now) {
+		d = d.AddDate(0, 0, -7)
+	}
+	return d
+}
+
+// boardsFile writes the boards of the tests around monday and returns its path.
+func boardsFile(t *testing.T, monday time.Time) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "boards.yaml")
+	if err := os.WriteFile(file, []byte(e2e.ScoreBoardsYAML(e2e.ScoreBoards(monday))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// scoresRun is one end-to-end run: its own topics and group (a prefix) on a broker, its own
+// Redis database, rankstream processes started as separate OS processes, and the HTTP API on
+// that database.
+type scoresRun struct {
+	t         *testing.T
+	kc        kafka.Config
+	kcl       *kafka.Client
+	bin, file string
+	redisURL  string
+	processes []*testenv.Process
+	c         *checker
+}
+
+func newRun(t *testing.T, brokers []string, bin, file string) *scoresRun {
+	t.Helper()
+	r := &scoresRun{t: t, bin: bin, file: file,
+		kc: kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: testenv.UniqueName(t, "scores") + "."}}}
+	kcl, err := kafka.NewClient(r.kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(kcl.Close)
+	r.kcl = kcl
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := kcl.EnsureTopics(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	addr, db := testenv.RedisAddr(t)
+	r.redisURL = fmt.Sprintf("redis://%s/%d", addr, db)
+	rdb := goredis.NewClient(&goredis.Options{Addr: addr, DB: db})
+	t.Cleanup(func() { rdb.Close() })
+	bs, err := boardsfile.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(nil)
+	h := api.New(rsredis.NewReader(rdb), slog.New(slog.NewTextHandler(io.Discard, nil)), api.WithBoards(bs))
+	srv.Config = obs.NewServer(h, obs.DefaultServerLimits)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	r.c = &checker{t: t, base: srv.URL}
+	return r
+}
+
+// start runs `rankstream process --boards` for this run's topics and Redis database.
+func (r *scoresRun) start(name string) *testenv.Process {
+	r.t.Helper()
+	p := testenv.StartProcess(r.t, name, r.bin, "process", "--brokers", strings.Join(r.kc.Brokers, ","),
+		"--redis", r.redisURL, "--topic-prefix", r.kc.Names.Prefix, "--partitions", "8",
+		"--http", "127.0.0.1:0", "--coalesce", "200ms", "--log-level", "warn", "--boards", r.file)
+	r.processes = append(r.processes, p)
+	return p
+}
+
+// deadLetters counts the records of the dead-letter topic.
+func (r *scoresRun) deadLetters() int64 {
+	ends, err := r.kcl.Admin().ListEndOffsets(context.Background(), string(r.kc.Names.Stream(topics.DLQ)))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	var n int64
+	ends.Each(func(o kadm.ListedOffset) { n += o.Offset })
+	return n
+}
+
+// waitExact waits until every page of every board equals the truth, then checks every
+// member's standing.
+func (r *scoresRun) waitExact(truth e2e.ScoreTruth, timeout time.Duration) {
+	r.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		problem := r.c.pages(truth)
+		if problem == "" {
+			break
+		}
+		for _, p := range r.processes {
+			if err := p.Exited(); err != nil {
+				r.t.Fatalf("%s exited: %v\n%s", p.Name, err, p.Output())
+			}
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("after %s: %s", timeout, problem)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if problem := r.c.standings(truth); problem != "" {
+		r.t.Fatal(problem)
+	}
+	rows, empty := 0, 0
+	for _, rs := range truth {
+		rows += len(rs)
+		if len(rs) == 0 {
+			empty++
+		}
+	}
+	r.t.Logf("exact: %d boards (%d empty), %d ranked entries", len(truth), empty, rows)
+}
+
+// TestScoreBoardsEndToEnd: `rankstream process --boards` on a generated stream of set, incr
+// and delete ops over three boards (periods crossing midnight and a week boundary in
+// Asia/Shanghai, UTC and America/New_York, two seasons meeting at midnight UTC, shards 4, 1
+// and 3), with retried request ids carrying other values, ties, negative increments and
+// invalid records: every page of every board, period and scope (empty ones included), and
+// every member's rank, score, reach time and neighbours, read through the HTTP API, equal the
+// truth computed by the harness; exactly the invalid records are in the dead-letter topic.
+func TestScoreBoardsEndToEnd(t *testing.T) {
+	monday := lastMonday(time.Now())
+	file, bin := boardsFile(t, monday), testenv.Rankstream(t)
+	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
+		t.Parallel()
+		records, truth, invalid := e2e.ScoreStream(rand.New(rand.NewPCG(11, 1)), e2e.ScoreBoards(monday), members, opsPerMember, monday)
+		r := newRun(t, brokers, bin, file)
+		r.start("process")
+		produce(t, r.kc, records)
+		r.waitExact(truth, 90*time.Second)
+		testenv.WaitFor(t, 30*time.Second, fmt.Sprintf("%d dead letters", invalid), func() bool {
+			n := r.deadLetters()
+			if n > int64(invalid) {
+				t.Fatalf("%d dead letters, want %d", n, invalid)
+			}
+			return n == int64(invalid)
+		})
+		t.Logf("%d records, %d invalid", len(records), invalid)
+	})
+}
+
+// TestScoreBoardsAfterKillWithTwoInstances: two instances share the partitions; one is killed
+// with SIGKILL mid-stream (records in its table whose entries may not have reached Redis,
+// offsets not committed) and started again while the rest of the stream arrives: the boards
+// end exactly equal to the truth, because a redelivered op, a duplicate by then, re-sends its
+// entries as the table keeps them. A redelivered invalid record is dead-lettered again, so
+// there are at least as many dead letters as invalid records.
+func TestScoreBoardsAfterKillWithTwoInstances(t *testing.T) {
+	monday := lastMonday(time.Now())
+	file, bin := boardsFile(t, monday), testenv.Rankstream(t)
+	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
+		t.Parallel()
+		records, truth, invalid := e2e.ScoreStream(rand.New(rand.NewPCG(12, 1)), e2e.ScoreBoards(monday), members, opsPerMember, monday)
+		r := newRun(t, brokers, bin, file)
+		a := r.start("process-a")
+		r.start("process-b")
+		half := len(records) / 2
+		produce(t, r.kc, records[:half])
+		testenv.WaitFor(t, time.Minute, "some dead letters before the kill", func() bool { return r.deadLetters() > int64(invalid)/10 })
+		a.Signal(syscall.SIGKILL)
+		_ = a.Wait()
+		r.processes = r.processes[1:]
+		produce(t, r.kc, records[half:])
+		r.start("process-a-again")
+		r.waitExact(truth, 2*time.Minute)
+		testenv.WaitFor(t, 30*time.Second, fmt.Sprintf("at least %d dead letters", invalid), func() bool { return r.deadLetters() >= int64(invalid) })
+	})
+}
+
+// produce sends the records with their timestamps, in order, and waits for the acks.
+func produce(t *testing.T, kc kafka.Config, records []e2e.Record) {
+	t.Helper()
+	cl, err := kc.KgoClient(kgo.ProducerLinger(5 * time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	topic := string(kc.Names.Stream(topics.ScoresUpdated))
+	errs := make(chan error, 1)
+	for _, r := range records {
+		cl.Produce(context.Background(), &kgo.Record{Topic: topic, Key: []byte(r.Key), Value: r.Value, Timestamp: r.Time}, func(_ *kgo.Record, err error) {
+			if err != nil {
+				select {
+				case errs <- err:
+				default:
+				}
+			}
+		})
+	}
+	if err := cl.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errs:
+		t.Fatalf("produce: %v", err)
+	default:
+	}
+}
+
+// checker reads boards through the HTTP API.
+type checker struct {
+	t    *testing.T
+	base string
+}
+
+func (c *checker) get(path string, v any) int {
+	c.t.Helper()
+	resp, err := http.Get(c.base + path)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode == http.StatusOK {
+		if err := json.Unmarshal(body, v); err != nil {
+			c.t.Fatalf("GET %s: %v: %s", path, err, body)
+		}
+	}
+	return resp.StatusCode
+}
+
+func query(k e2e.ScoreKey) string {
+	return "period=" + url.QueryEscape(k.Period) + "&scope=" + url.QueryEscape(k.Scope)
+}
+
+func same(e api.Entry, rank int, r e2e.ScoreRow) bool {
+	return e.Rank == int64(rank) && e.Member == r.Member && e.Score == r.Score && e.ReachedAt.UnixMilli() == r.Reached
+}
+
+// pages reads every page (limit 100) of every board of the truth and says how the first one
+// that differs does ("" when none does).
+func (c *checker) pages(truth e2e.ScoreTruth) string {
+	for k, want := range truth {
+		for offset := 0; offset == 0 || offset < len(want); offset += 100 {
+			path := fmt.Sprintf("/v1/boards/%s?%s&offset=%d&limit=100", k.Board, query(k), offset)
+			var p api.BoardPage
+			if code := c.get(path, &p); code != http.StatusOK {
+				return fmt.Sprintf("GET %s: %d", path, code)
+			}
+			if p.Board != k.Board || p.Period != k.Period || p.Scope != k.Scope || p.Total != int64(len(want)) ||
+				(p.PeriodEnd == nil) != (k.Period == "total") {
+				return fmt.Sprintf("GET %s: board %s period %s scope %s end %v total %d, want total %d", path, p.Board, p.Period, p.Scope, p.PeriodEnd, p.Total, len(want))
+			}
+			if n := min(100, len(want)-offset); len(p.Items) != n {
+				return fmt.Sprintf("GET %s: %d items, want %d", path, len(p.Items), n)
+			}
+			for i, e := range p.Items {
+				if r := want[offset+i]; !same(e, offset+i+1, r) {
+					return fmt.Sprintf("GET %s: item %d is %+v, want %+v at rank %d", path, i, e, r, offset+i+1)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// standings reads every member's standing (2 neighbours) on every board it is on.
+func (c *checker) standings(truth e2e.ScoreTruth) string {
+	const n = 2
+	for k, want := range truth {
+		for i, r := range want {
+			path := fmt.Sprintf("/v1/boards/%s/members/%s?%s&neighbors=%d", k.Board, r.Member, query(k), n)
+			var st api.BoardStanding
+			if code := c.get(path, &st); code != http.StatusOK {
+				return fmt.Sprintf("GET %s: %d", path, code)
+			}
+			if !same(st.Member, i+1, r) || st.Total != int64(len(want)) || len(st.Above) != min(n, i) || len(st.Below) != min(n, len(want)-i-1) {
+				return fmt.Sprintf("GET %s: %+v, want %+v at rank %d of %d", path, st, r, i+1, len(want))
+			}
+			for j, e := range st.Above {
+				if rank := i - len(st.Above) + j; !same(e, rank+1, want[rank]) {
+					return fmt.Sprintf("GET %s: above %d is %+v, want %+v", path, j, e, want[rank])
+				}
+			}
+			for j, e := range st.Below {
+				if rank := i + 1 + j; !same(e, rank+1, want[rank]) {
+					return fmt.Sprintf("GET %s: below %d is %+v, want %+v", path, j, e, want[rank])
+				}
+			}
+		}
+	}
+	return ""
+}

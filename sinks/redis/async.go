@@ -1,0 +1,223 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/rankstream/rankstream/internal/backoff"
+	"github.com/rankstream/rankstream/internal/obs"
+)
+
+// ErrClosed is handed to the done callbacks of updates that could not be written before the
+// writer stopped; their records are not committed and will be processed again.
+var ErrClosed = errors.New("redis sink: closed before the write succeeded")
+
+// ErrEarlierWriteFailed is handed to the done callbacks of every update submitted after a
+// write failed: acknowledging any of them would let the commit's high-water mark cover the
+// failed records.
+var ErrEarlierWriteFailed = errors.New("redis sink: an earlier write failed, nothing after it is acknowledged")
+
+// asyncOptions are what every asynchronous writer's layer needs; the writers' options fill
+// them with their defaults.
+type asyncOptions struct {
+	name       string // the metrics' sink label: redis-steps, redis-scores
+	interval   time.Duration
+	maxBatch   int
+	maxPending int
+	maxBackoff time.Duration
+	log        *slog.Logger
+}
+
+// asyncBatch is what one flush writes, coalesced by key, and the callbacks it releases, in
+// submission order.
+type asyncBatch[K comparable, V any] struct {
+	items map[K]*V
+	dones []func(error)
+}
+
+func newAsyncBatch[K comparable, V any]() *asyncBatch[K, V] {
+	return &asyncBatch[K, V]{items: make(map[K]*V)}
+}
+
+// async is the asynchronous layer of a writer (StepsWriter, ScoresWriter): Submit coalesces
+// updates of type U into a batch of pending values V by key K (add, called under the lock),
+// Run flushes the batch in one write (write) per interval or when maxBatch keys wait, retries a
+// failed flush with backoff for as long as it takes (retried is told of each failure, e.g. to
+// reload a script), and only then calls the done callbacks, oldest first. Once a flush fails
+// for good, nothing submitted before or after it is ever acknowledged.
+type async[K comparable, V, U any] struct {
+	opts    asyncOptions
+	add     func(items map[K]*V, u U)
+	write   func(ctx context.Context, items map[K]*V) error
+	retried func(ctx context.Context, err error)
+
+	mu     sync.Mutex
+	space  *sync.Cond // signalled when a flush frees room
+	cur    *asyncBatch[K, V]
+	closed bool
+	failed error // the first failed write: once set, every done gets an error
+	kick   chan struct{}
+
+	// Metrics, resolved once: Submit runs for every record.
+	pending  prometheus.Gauge
+	writeSec prometheus.Observer
+	writeErr prometheus.Counter
+}
+
+func newAsync[K comparable, V, U any](opts asyncOptions, add func(map[K]*V, U), write func(context.Context, map[K]*V) error) *async[K, V, U] {
+	a := &async[K, V, U]{opts: opts, add: add, write: write, cur: newAsyncBatch[K, V](), kick: make(chan struct{}, 1),
+		pending:  obs.SinkPending.WithLabelValues(opts.name),
+		writeSec: obs.SinkWriteSeconds.WithLabelValues(opts.name),
+		writeErr: obs.SinkWriteErrors.WithLabelValues(opts.name)}
+	a.space = sync.NewCond(&a.mu)
+	return a
+}
+
+// submit queues u and done. It blocks while maxPending records wait.
+func (a *async[K, V, U]) submit(u U, done func(error)) {
+	a.mu.Lock()
+	for len(a.cur.dones) >= a.opts.maxPending && !a.closed {
+		a.space.Wait()
+	}
+	if a.closed {
+		err := ErrClosed
+		if a.failed != nil {
+			err = fmt.Errorf("%w: %w", ErrEarlierWriteFailed, a.failed)
+		} else {
+			a.failed = fmt.Errorf("redis sink: record submitted after the writer stopped: %w", ErrClosed)
+		}
+		a.mu.Unlock()
+		done(err)
+		return
+	}
+	a.add(a.cur.items, u)
+	a.cur.dones = append(a.cur.dones, done)
+	n := len(a.cur.items)
+	a.pending.Set(float64(len(a.cur.dones)))
+	a.mu.Unlock()
+	if n >= a.opts.maxBatch {
+		select {
+		case a.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// run flushes every interval (or sooner when a batch is full) until ctx is cancelled, then
+// makes one last attempt to flush what is queued. If a flush fails, its records and every
+// record submitted after it get an error and run returns it.
+func (a *async[K, V, U]) run(ctx context.Context) error {
+	t := time.NewTicker(a.opts.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return a.close()
+		case <-t.C:
+		case <-a.kick:
+		}
+		if err := a.flush(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// err returns the first failure: a write that failed, or a record submitted after the writer
+// stopped.
+func (a *async[K, V, U]) err() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.failed
+}
+
+func (a *async[K, V, U]) take() *asyncBatch[K, V] {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	b := a.cur
+	a.cur = newAsyncBatch[K, V]()
+	a.space.Broadcast()
+	a.pending.Set(0)
+	return b
+}
+
+// flush writes the current batch, retrying until it succeeds or ctx ends; on success it
+// releases the batch's callbacks in order. On failure it fails them and everything queued
+// after them, closes the writer and returns the error.
+func (a *async[K, V, U]) flush(ctx context.Context) error {
+	b := a.take()
+	if len(b.dones) == 0 {
+		return nil
+	}
+	if err := a.writeWithRetry(ctx, b); err != nil {
+		return a.fail(b, err)
+	}
+	for _, done := range b.dones {
+		done(nil)
+	}
+	return nil
+}
+
+// fail closes the writer after the write of b failed with err: b's callbacks get err, every
+// later one ErrEarlierWriteFailed.
+func (a *async[K, V, U]) fail(b *asyncBatch[K, V], err error) error {
+	a.mu.Lock()
+	a.closed = true
+	if a.failed == nil {
+		a.failed = err
+	}
+	later := a.cur
+	a.cur = newAsyncBatch[K, V]()
+	a.space.Broadcast()
+	a.pending.Set(0)
+	a.mu.Unlock()
+	for _, done := range b.dones {
+		done(err)
+	}
+	lost := fmt.Errorf("%w: %w", ErrEarlierWriteFailed, err)
+	for _, done := range later.dones {
+		done(lost)
+	}
+	a.opts.log.Error("redis sink: write failed; its records and the later ones stay uncommitted",
+		"sink", a.opts.name, "records", len(b.dones)+len(later.dones), "err", err)
+	return fmt.Errorf("redis sink: %d records not written: %w", len(b.dones)+len(later.dones), err)
+}
+
+func (a *async[K, V, U]) close() error {
+	a.mu.Lock()
+	a.closed = true
+	a.space.Broadcast()
+	a.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return a.flush(ctx)
+}
+
+func (a *async[K, V, U]) writeWithRetry(ctx context.Context, b *asyncBatch[K, V]) error {
+	err := backoff.Retry(ctx, backoff.New(50*time.Millisecond, a.opts.maxBackoff), nil,
+		func(attempt int, err error, wait time.Duration) {
+			a.writeErr.Inc()
+			a.opts.log.Warn("redis sink: flush failed, retrying", "sink", a.opts.name, "attempt", attempt,
+				"keys", len(b.items), "records", len(b.dones), "backoff", wait, "err", err)
+			if a.retried != nil {
+				a.retried(ctx, err)
+			}
+		},
+		func() error {
+			start := time.Now()
+			if err := a.write(ctx, b.items); err != nil {
+				return err
+			}
+			a.writeSec.Observe(time.Since(start).Seconds())
+			return nil
+		})
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrClosed, err)
+	}
+	return nil
+}

@@ -1,0 +1,162 @@
+package topics
+
+import (
+	"bytes"
+	"strconv"
+	"time"
+
+	"github.com/segmentio/encoding/json"
+
+	"github.com/rankstream/rankstream/internal/board"
+)
+
+// Ops of a score update (ScoreOp.Op).
+const (
+	OpSet    = "set"
+	OpIncr   = "incr"
+	OpDelete = "delete"
+)
+
+// GlobalScope is the name the read API gives a board's global ranking; no op may name it as
+// its scope.
+const GlobalScope = "global"
+
+// ScoreRules are the bounds a score op's ts must keep against the record's Kafka timestamp,
+// whatever its board; the processor then applies its board's own retention (at most MaxAge).
+type ScoreRules struct {
+	// MaxAge: ops whose ts is older than the record's Kafka timestamp minus MaxAge are
+	// dead-lettered.
+	MaxAge time.Duration
+	// FutureSkew: ops whose ts is later than the record's Kafka timestamp plus FutureSkew are
+	// dead-lettered.
+	FutureSkew time.Duration
+}
+
+// DefaultScoreRules: the longest retention a board may declare (board.MaxRetention) and, as
+// for steps, 5 minutes of clock skew.
+var DefaultScoreRules = ScoreRules{MaxAge: board.MaxRetention, FutureSkew: 5 * time.Minute}
+
+// MaxScoreTSMillis is the latest ts of a score op, in epoch milliseconds: boards keep reach
+// times in 48 bits of milliseconds (until the year 10889), and none before 1970.
+const MaxScoreTSMillis = 1<<48 - 1
+
+// scoreWire is a score op as it is decoded: score stays raw, so that a missing, null or
+// misshapen score is told apart from 0.
+type scoreWire struct {
+	RequestID string          `json:"request_id"`
+	Board     string          `json:"board"`
+	Member    string          `json:"member"`
+	Op        string          `json:"op"`
+	Score     json.RawMessage `json:"score"`
+	TS        Timestamp       `json:"ts"`
+	Scope     string          `json:"scope"`
+}
+
+// DecodeScoreOp decodes and validates one scores.updated record. recordTime is the Kafka
+// record's timestamp: the ts bounds are measured against it, not the wall clock, so a replay
+// decides the same. Whether the board exists (and its own retention) is the processor's to
+// check: this package does not know the boards file.
+//
+// A record is rejected, with an error wrapping ErrInvalid that says why, when the value or
+// key breaks the rules every input shares (checkValue, checkKey); when request_id or member
+// is missing or not a valid id; when the key differs from member; when board is missing or
+// not [a-z0-9_-]{1,64}; when op is none of set, incr, delete; when score is missing, null or
+// not a plain integer (a string, a fraction, an exponent) for set and incr, or given and not
+// a plain integer for delete (whose score is ignored); when a set's score is outside
+// [-board.MaxScore, board.MaxScore] or an incr's outside twice that (the state refuses an incr
+// that would leave the range); when ts is missing, malformed, older than MaxAge or later than
+// FutureSkew against recordTime or outside [0, MaxScoreTSMillis]; when scope is given and not a valid region-like token (at
+// most MaxRegionBytes) or is GlobalScope.
+func DecodeScoreOp(key string, value []byte, recordTime time.Time, rules ScoreRules) (*ScoreOp, error) {
+	if err := checkValue(value); err != nil {
+		return nil, err
+	}
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	var w scoreWire
+	if err := json.Unmarshal(value, &w); err != nil {
+		return nil, invalid("json: %v", err)
+	}
+	if err := checkID("request_id", w.RequestID); err != nil {
+		return nil, err
+	}
+	if err := checkID("member", w.Member); err != nil {
+		return nil, err
+	}
+	if key != w.Member {
+		return nil, invalid("key %q does not match member %q", shorten(key, 64), shorten(w.Member, 64))
+	}
+	switch {
+	case w.Board == "":
+		return nil, invalid("board: missing")
+	case !board.ValidName(w.Board):
+		return nil, invalid("board: %q is not [a-z0-9_-]{1,64}", shorten(w.Board, 64))
+	}
+	var score int64
+	switch w.Op {
+	case "":
+		return nil, invalid("op: missing")
+	case OpSet, OpIncr:
+		limit := board.MaxScore
+		if w.Op == OpIncr {
+			limit = 2 * board.MaxScore
+		}
+		var err error
+		if score, err = signedInt("score", w.Score, limit); err != nil {
+			return nil, err
+		}
+	case OpDelete:
+		if raw := bytes.TrimSpace(w.Score); len(raw) > 0 && string(raw) != "null" {
+			if _, err := signedInt("score", raw, 2*board.MaxScore); err != nil {
+				return nil, err
+			}
+		}
+	default:
+		return nil, invalid("op: unknown %q, want set, incr or delete", shorten(w.Op, 32))
+	}
+	if w.TS.IsZero() {
+		return nil, invalid("ts: missing")
+	}
+	if ms := w.TS.UnixMilli(); ms < 0 || ms > MaxScoreTSMillis {
+		return nil, invalid("ts: %s is outside 1970-01-01 .. year 10889, the reach times a board holds", formatTime(w.TS.Time))
+	}
+	if err := checkTime(w.TS.Time, recordTime, rules.MaxAge, rules.FutureSkew); err != nil {
+		return nil, err
+	}
+	if w.Scope != "" {
+		if err := CheckScope(w.Scope); err != nil {
+			return nil, err
+		}
+		if w.Scope == GlobalScope {
+			return nil, invalid("scope: %q names the global board; leave scope out", GlobalScope)
+		}
+	}
+	return &ScoreOp{RequestID: w.RequestID, Board: w.Board, Member: w.Member, Op: w.Op, Score: score,
+		TS: w.TS, Scope: w.Scope}, nil
+}
+
+// signedInt reads a required JSON integer in [-limit, limit] written plainly: an optional
+// minus and digits, no fraction or exponent (the JSON grammar already forbids leading zeros).
+func signedInt(field string, raw json.RawMessage, limit int64) (int64, error) {
+	raw = bytes.TrimSpace(raw)
+	digits := raw
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	switch {
+	case len(raw) == 0:
+		return 0, invalid("%s: missing", field)
+	case string(raw) == "null":
+		return 0, invalid("%s: null, want an integer", field)
+	case len(digits) == 0 || digits[0] < '0' || digits[0] > '9':
+		return 0, invalid("%s: %s, want an integer", field, shorten(string(raw), 32))
+	case bytes.ContainsAny(digits, ".eE"):
+		return 0, invalid("%s: %s is not an integer", field, shorten(string(raw), 32))
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil || n > limit || n < -limit {
+		return 0, invalid("%s: %s is outside [-%d, %d]", field, shorten(string(raw), 32), limit, limit)
+	}
+	return n, nil
+}
