@@ -20,8 +20,9 @@ import (
 // replayGroups are the groups `rankstream replay --group` knows, each with what its family
 // says a replay moves and clears. A family adds itself with one entry.
 var replayGroups = map[string]func(topics.Names) kafka.Replay{
-	"steps": steps.Replay,
-	"hot":   hot.Replay, // the groups hot and hot-merge
+	"steps":         steps.Replay,
+	"steps-history": steps.HistoryReplay, // writes user_daily_steps again from the steps table
+	"hot":           hot.Replay,          // the groups hot and hot-merge
 }
 
 // ReplayGroups returns the names --group accepts, sorted.
