@@ -193,6 +193,7 @@ func TestHotSearch(t *testing.T) {
 		kc := kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}}
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 		defer cancel()
+		kafkaClient(t, ctx, kc) // creates the topics
 		start := time.Now().Add(-3 * time.Hour).Truncate(time.Minute)
 		queries := generate(300_000, start, 90*time.Minute)
 		cl, err := kc.KgoClient(kgo.ProducerLinger(5*time.Millisecond), kgo.MaxBufferedRecords(1<<20))
