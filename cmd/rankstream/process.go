@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/rankstream/rankstream/internal/app"
@@ -21,10 +22,14 @@ func runProcess(ctx context.Context, args []string, _ io.Reader, _, stderr io.Wr
 	var cf clickhouseFlags
 	cf.register(fs)
 	withHistory := fs.Bool("history", false, "also write the history to ClickHouse (run `rankstream migrate` first): every hot-search snapshot to topk_history, through the topic hot.history and group hot-history, and every user's daily steps to user_daily_steps, from the steps table through group steps-history; a ClickHouse that is down delays history, never the processors")
-	historyInterval := fs.Duration("history-interval", steps.DefaultHistoryInterval, "with --history, how long the daily steps history gathers changes before it writes them (one insert per interval)")
+	historyInterval := fs.Duration("history-interval", steps.DefaultHistoryInterval, "with --history, how long the daily steps history gathers changes before it writes them (one insert per interval; a batch of 50,000 days is written at once)")
 	log, err := pf.log.parse(fs, args, stderr)
 	if err != nil {
 		return exitCode(err, stderr)
+	}
+	if *historyInterval <= 0 {
+		fmt.Fprintln(stderr, "rankstream process: --history-interval must be positive")
+		return exitCode(errUsage, stderr)
 	}
 	cfg := app.ProcessConfig{Pipeline: pf.pipeline(*stateDir), RedisAddr: *redisAddr, HTTPAddr: *httpAddr, CreateTopics: *createTopics}
 	cfg.Pipeline.StepsHistoryInterval = *historyInterval
