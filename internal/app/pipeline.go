@@ -54,8 +54,9 @@ type StepsConfig struct {
 }
 
 // Units returns the units of every processor, each run by a kafka.Supervisor: steps with its
-// Redis sink, hot, hot-merge and, with history stores, hot-history and steps-history. cl is the process's Kafka
-// client (of p.Kafka), shared by the units and closed by the caller once they all returned.
+// Redis sink, hot, hot-merge and, with history stores, hot-history and steps-history. cl is
+// the process's Kafka client (of p.Kafka), shared by the units and closed by the caller once
+// they all returned.
 func (p Pipeline) Units(cl *kafka.Client) []Unit {
 	p.Hot.Names, p.Hot.Partitions, p.Hot.Log = p.Kafka.Names, p.Kafka.Partitions, p.Log
 	p.Merge.Names, p.Merge.Partitions, p.Merge.Log = p.Kafka.Names, p.Kafka.Partitions, p.Log

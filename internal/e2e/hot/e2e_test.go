@@ -180,8 +180,9 @@ var (
 //   - Every snapshot in ClickHouse holds the exact top 10 of its one-hour window (ties at rank
 //     10 aside), every item's true count lies within its bound, the latest snapshot is in
 //     Redis, and invalid queries are dead-lettered.
-//   - Replay: a replay from offset 0 (`rankstream replay --group hot --to-start`) publishes the same snapshots again: the same
-//     rows under FINAL, none extra, the same latest snapshot in Redis.
+//   - Replay: a replay from offset 0 (`rankstream replay --group hot --to-start`) publishes
+//     the same snapshots again: the same rows under FINAL, none extra, the same latest
+//     snapshot in Redis.
 //   - Crash: a process killed with SIGKILL mid-stream and started again publishes the same
 //     snapshots as the uninterrupted run (stores of its own).
 //   - Two instances sharing the 8 partitions publish the same snapshots as one.
