@@ -99,6 +99,9 @@ const (
 	// HotHistoryGroup writes the snapshots of HotHistory to the history store (a franz-go
 	// consumer group, not a goka processor: it keeps no state).
 	HotHistoryGroup goka.Group = "hot-history"
+	// StepsHistoryGroup writes the daily steps history from the steps group's table (its
+	// changelog) to the history store (a franz-go consumer group: it keeps no state).
+	StepsHistoryGroup goka.Group = "steps-history"
 )
 
 // Specs returns every topic rankstream needs, with the given partition count for the

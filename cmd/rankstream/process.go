@@ -2,14 +2,16 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/rankstream/rankstream/internal/app"
+	"github.com/rankstream/rankstream/processors/steps"
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
 )
 
 func runProcess(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer) int {
-	fs := newFlags("process", "Runs the processors (goka groups: steps, hot, hot-merge, and scores with --boards) against real Kafka brokers, writing to Redis (and ClickHouse with --history).\nStart more instances with the same flags to scale out: they split the partitions.")
+	fs := newFlags("process", "Runs the processors (goka groups: steps, hot, hot-merge, scores with --boards; with --history the groups hot-history and steps-history) against real Kafka brokers, writing to Redis (and ClickHouse with --history).\nStart more instances with the same flags to scale out: they split the partitions.")
 	fs.SetOutput(stderr)
 	var pf pipelineFlags
 	pf.register(fs, true, "with it the scores processor runs too (group scores, topic scores.updated)")
@@ -19,16 +21,22 @@ func runProcess(ctx context.Context, args []string, _ io.Reader, _, stderr io.Wr
 	createTopics := fs.Bool("create-topics", true, "create missing topics at start (otherwise only verify them)")
 	var cf clickhouseFlags
 	cf.register(fs)
-	withHistory := fs.Bool("history", false, "also write every hot-search snapshot to ClickHouse's topk_history (run `rankstream migrate` first), through the topic hot.history and group hot-history: a ClickHouse that is down delays history, never the processors")
+	withHistory := fs.Bool("history", false, "also write the history to ClickHouse (run `rankstream migrate` first): every hot-search snapshot to topk_history, through the topic hot.history and group hot-history, and every user's daily steps to user_daily_steps, from the steps table through group steps-history; a ClickHouse that is down delays history, never the processors")
+	historyInterval := fs.Duration("history-interval", steps.DefaultHistoryInterval, "with --history, how long the daily steps history gathers changes before it writes them (one insert per interval; a batch of 50,000 days is written at once)")
 	log, err := pf.log.parse(fs, args, stderr)
 	if err != nil {
 		return exitCode(err, stderr)
+	}
+	if *historyInterval <= 0 {
+		fmt.Fprintln(stderr, "rankstream process: --history-interval must be positive")
+		return exitCode(errUsage, stderr)
 	}
 	pipeline, err := pf.pipeline(*stateDir)
 	if err != nil {
 		return exitCode(err, stderr)
 	}
 	cfg := app.ProcessConfig{Pipeline: pipeline, RedisAddr: *redisAddr, HTTPAddr: *httpAddr, CreateTopics: *createTopics}
+	cfg.Pipeline.StepsHistoryInterval = *historyInterval
 	if *withHistory {
 		cfg.History = func() (*rsclickhouse.Sink, error) { return cf.sink() }
 	}

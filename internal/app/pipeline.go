@@ -40,7 +40,11 @@ type Pipeline struct {
 	Redis goredis.UniversalClient
 	// History, when not nil, stores every hot-search snapshot (through hot.history).
 	History history.Store
-	Log     *slog.Logger
+	// StepsHistory, when not nil, stores every user's daily steps (from the steps table's
+	// changelog), gathering changes for StepsHistoryInterval (0: the default, a minute).
+	StepsHistory         steps.HistoryStore
+	StepsHistoryInterval time.Duration
+	Log                  *slog.Logger
 }
 
 // StepsConfig shapes the steps processor and its Redis sink.
@@ -66,9 +70,9 @@ type ScoresConfig struct {
 }
 
 // Units returns the units of every processor, each run by a kafka.Supervisor: steps with its
-// Redis sink, scores with its Redis sink (when boards are declared), hot, hot-merge and, with a
-// history store, hot-history. cl is the process's Kafka
-// client (of p.Kafka), shared by the units and closed by the caller once they all returned.
+// Redis sink, scores with its Redis sink (when boards are declared), hot, hot-merge and, with
+// history stores, hot-history and steps-history. cl is the process's Kafka client (of
+// p.Kafka), shared by the units and closed by the caller once they all returned.
 func (p Pipeline) Units(cl *kafka.Client) []Unit {
 	p.Hot.Names, p.Hot.Partitions, p.Hot.Log = p.Kafka.Names, p.Kafka.Partitions, p.Log
 	p.Merge.Names, p.Merge.Partitions, p.Merge.Log = p.Kafka.Names, p.Kafka.Partitions, p.Log
@@ -92,6 +96,11 @@ func (p Pipeline) Units(cl *kafka.Client) []Unit {
 	if p.History != nil {
 		units = append(units, Unit{string(history.Group), func(ctx context.Context) error {
 			return history.Run(ctx, kc, p.History, log)
+		}})
+	}
+	if p.StepsHistory != nil {
+		units = append(units, Unit{string(steps.HistoryGroup), func(ctx context.Context) error {
+			return steps.RunHistory(ctx, kc, p.StepsHistory, p.StepsHistoryInterval, log)
 		}})
 	}
 	return units

@@ -20,7 +20,8 @@ type ProcessConfig struct {
 	HTTPAddr  string // /metrics, /healthz, /readyz
 	// CreateTopics creates missing topics at start (otherwise they are only verified).
 	CreateTopics bool
-	// History, when not nil, opens the ClickHouse sink of the hot-search history.
+	// History, when not nil, opens the ClickHouse sink of the history: hot-search snapshots
+	// and daily steps.
 	History func() (*rsclickhouse.Sink, error)
 }
 
@@ -43,7 +44,7 @@ func Process(ctx context.Context, cfg ProcessConfig, log *slog.Logger) error {
 			return err
 		}
 		defer hist.Close()
-		p.History = History{Sink: hist}
+		p.History, p.StepsHistory = History{Sink: hist}, StepsHistory{Sink: hist}
 	}
 
 	// The process's one Kafka client for topics, reads and synchronous writes (the consumer

@@ -12,7 +12,7 @@ import (
 
 // Client is a process's one long-lived franz-go client, with kadm over it, for everything
 // that is not a member of a consumer group: creating and verifying topics (EnsureTopics),
-// moving a group's offsets (ResetOffsets), emptying a table (Clear), reading offset ranges
+// moving a group's offsets (ResetOffsets, PlanReset, CommitReset), emptying a table (Clear), reading offset ranges
 // (Read, EndOffset) and producing synchronously (ProduceSync: the hot group's partials and
 // checkpoints, the history queue). A process creates it once from its Config, hands it to
 // whatever needs it and closes it at shutdown, after them.

@@ -1,10 +1,11 @@
 // Package steps is the goka processor of daily step reports: it keeps each user's merged
 // per-day state in the group table (restored from its changelog after a crash or rebalance)
 // and hands every day's merged value to a Sink, which commits the record once the value is
-// stored.
+// stored. RunHistory (group steps-history) writes the daily steps history from the group's
+// table to a HistoryStore.
 //
-// It imports topics and internal plumbing (board, kafka, obs); never a sink, a Redis client or
-// another processor family.
+// It imports topics, internal plumbing (board, kafka, obs) and franz-go's records; never a
+// sink, a Redis client or another processor family.
 package steps
 
 import (

@@ -27,8 +27,9 @@
 //     than the earlier one, the earlier one's extra ranks stay (drop the month's partition
 //     before a replay that changes K). A more complete snapshot of a window never has fewer
 //     ranks than a less complete one (the partitions' lists are disjoint).
-//   - user_daily_steps, key (user_id, day): the version is the steps value itself. A day's
-//     merged steps only grow, so the largest value wins in whatever order the writes land.
+//   - user_daily_steps, key (user_id, day): the version is DailyStepsVersion, the steps then
+//     the earlier reach time. A day's merged steps only grow (and a value's reach time only
+//     moves earlier), so the largest value wins in whatever order the writes land.
 //   - board_archive, key (board, period, rank): the version is archived_at, so a later archive
 //     of a period replaces an earlier one. Its key holds no date, so it has one partition.
 //

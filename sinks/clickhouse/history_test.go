@@ -5,8 +5,10 @@ import (
 	"time"
 )
 
-// TestDailyStepsLargestWins writes a day's growing values, then a late retry of an older,
-// smaller one: the largest value stays, once, under FINAL and argMax.
+// TestDailyStepsLargestWins writes a day's growing values, the same value reached earlier
+// (from a report that arrived late, naming a region), then late retries of the older, smaller
+// value and of the same value reached later: the largest value reached earliest stays, once,
+// under FINAL and argMax.
 func TestDailyStepsLargestWins(t *testing.T) {
 	ctx := testContext(t)
 	s, conn := migrated(t)
@@ -21,26 +23,29 @@ func TestDailyStepsLargestWins(t *testing.T) {
 		older,
 		{{UserID: "u1", Day: day, Steps: 800, UpdatedAt: at(2)}, {UserID: "u2", Day: day, Steps: 90, UpdatedAt: at(3)}},
 		{{UserID: "u1", Day: next, Steps: 40, UpdatedAt: at(50)}},
-		older, // a retry that lands last
+		{{UserID: "u1", Day: day, Steps: 800, Region: "eu", UpdatedAt: at(1)}},
+		older, // retries that land last
+		{{UserID: "u1", Day: day, Steps: 800, UpdatedAt: at(2)}},
 	} {
 		if err := s.WriteDailySteps(ctx, batch); err != nil {
 			t.Fatal(err)
 		}
 	}
 	type row struct {
-		User  string    `ch:"user_id"`
-		Day   time.Time `ch:"day"`
-		Steps uint32    `ch:"steps"`
-		At    time.Time `ch:"updated_at"`
+		User   string    `ch:"user_id"`
+		Day    time.Time `ch:"day"`
+		Steps  uint32    `ch:"steps"`
+		Region string    `ch:"region"`
+		At     time.Time `ch:"updated_at"`
 	}
 	want := []row{
-		{"u1", time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC), 800, at(2)},
-		{"u1", time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), 40, at(50)},
-		{"u2", time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC), 90, at(3)},
+		{"u1", time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC), 800, "eu", at(1)},
+		{"u1", time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), 40, "", at(50)},
+		{"u2", time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC), 90, "", at(3)},
 	}
 	for _, q := range []string{
-		"SELECT user_id, day, steps, updated_at FROM user_daily_steps FINAL ORDER BY user_id, day",
-		`SELECT user_id, day, argMax(steps, version) AS steps, argMax(updated_at, version) AS updated_at
+		"SELECT user_id, day, steps, region, updated_at FROM user_daily_steps FINAL ORDER BY user_id, day",
+		`SELECT user_id, day, argMax(steps, version) AS steps, argMax(region, version) AS region, argMax(updated_at, version) AS updated_at
 		FROM user_daily_steps GROUP BY user_id, day ORDER BY user_id, day`,
 	} {
 		var got []row
@@ -52,7 +57,7 @@ func TestDailyStepsLargestWins(t *testing.T) {
 		}
 		for i := range got {
 			g, w := got[i], want[i]
-			if g.User != w.User || !g.Day.Equal(w.Day) || g.Steps != w.Steps || !g.At.Equal(w.At) {
+			if g.User != w.User || !g.Day.Equal(w.Day) || g.Steps != w.Steps || g.Region != w.Region || !g.At.Equal(w.At) {
 				t.Errorf("%s: row %d = %+v, want %+v", q, i, g, w)
 			}
 		}

@@ -133,7 +133,7 @@ TTL window_end + INTERVAL 30 DAY`
 	if got := boardArchive.createSQL("rs", 30); strings.Contains(got, "TTL") || strings.Contains(got, "PARTITION") {
 		t.Errorf("board_archive DDL has a TTL or partitions:\n%s", got)
 	}
-	if got, want := userDailySteps.insertSQL("rs"), "INSERT INTO rs.user_daily_steps (user_id, day, steps, updated_at, version)"; got != want {
+	if got, want := userDailySteps.insertSQL("rs"), "INSERT INTO rs.user_daily_steps (user_id, day, steps, region, updated_at, version)"; got != want {
 		t.Errorf("insert = %q, want %q", got, want)
 	}
 }

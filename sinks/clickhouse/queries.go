@@ -37,3 +37,30 @@ WHERE stream = ? AND toDate(window_end) = toDate(?) AND rank <= 10
     WHERE stream = ? AND toDate(window_end) = toDate(?) - 1 AND rank <= 10)
 GROUP BY item
 ORDER BY entered_at, best_rank, item`
+
+// The analysts' queries over user_daily_steps. A day is the user's local calendar day. FINAL
+// shows each (user_id, day) once, with its largest value. The filters before FINAL are on the
+// key (user_id, day) only, which every version of a row shares; the region, which a later
+// version may change, is filtered after FINAL.
+
+// QueryUserMonth lists a user's days in one month, oldest first: the day, the steps, the
+// region the user was ranked in ("" for none) and when the value was reached. Parameters:
+// user id, any day of the month (a Date, a DateTime or a 'YYYY-MM-DD' string).
+const QueryUserMonth = `SELECT day, steps, region, updated_at
+FROM user_daily_steps FINAL
+WHERE user_id = ? AND toStartOfMonth(day) = toStartOfMonth(toDate(?))
+ORDER BY day`
+
+// QueryRegionDays gives, for every day in [from, to) with users ranked in a region, the
+// number of those users, their median steps and the threshold of their top 1% (the 99th
+// percentile: a user with at least that many steps is in the top 1%), both exact
+// (quantileExact: the value at index floor(q × users) of the sorted steps, so for an even
+// count the upper of the two middle values). Parameters: from, to (Dates), region.
+const QueryRegionDays = `SELECT day, count() AS users, quantileExact(0.5)(steps) AS median_steps,
+  quantileExact(0.99)(steps) AS top1_threshold
+FROM (
+  SELECT day, steps, region FROM user_daily_steps FINAL
+  WHERE day >= toDate(?) AND day < toDate(?))
+WHERE region = ?
+GROUP BY day
+ORDER BY day`

@@ -138,3 +138,60 @@ func TestQueryEnteredTop10(t *testing.T) {
 		t.Errorf("entered the Top-10 yesterday: %d items, want 11 (a to k)", len(got))
 	}
 }
+
+// TestQueryRegionDaysAfterFinal: a user who moved region during a day (a later, larger value
+// naming another region) counts only in the new region; a user's month lists their days of
+// that month only.
+func TestQueryRegionDaysAfterFinal(t *testing.T) {
+	ctx := testContext(t)
+	s, conn := migrated(t)
+	day := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	at := func(h int) time.Time { return day.Add(time.Duration(h) * time.Hour) }
+	for _, batch := range [][]DailyStepsRow{
+		{{UserID: "u1", Day: day, Steps: 100, Region: "a", UpdatedAt: at(1)}, {UserID: "u2", Day: day, Steps: 50, Region: "a", UpdatedAt: at(2)},
+			{UserID: "u3", Day: day, Steps: 70, Region: "a", UpdatedAt: at(2)}, {UserID: "u1", Day: day.AddDate(0, 0, 1), Steps: 9, Region: "a", UpdatedAt: at(30)}},
+		{{UserID: "u1", Day: day, Steps: 200, Region: "b", UpdatedAt: at(3)}},
+	} {
+		if err := s.WriteDailySteps(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type stat struct {
+		Day    time.Time `ch:"day"`
+		Users  uint64    `ch:"users"`
+		Median uint32    `ch:"median_steps"`
+		Top1   uint32    `ch:"top1_threshold"`
+	}
+	for _, c := range []struct {
+		region string
+		want   []stat
+	}{
+		{"a", []stat{{day, 2, 70, 70}, {day.AddDate(0, 0, 1), 1, 9, 9}}},
+		{"b", []stat{{day, 1, 200, 200}}},
+	} {
+		var got []stat
+		if err := conn.Select(ctx, &got, QueryRegionDays, day, day.AddDate(0, 0, 7), c.region); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(c.want) {
+			t.Fatalf("region %s: %+v, want %+v", c.region, got, c.want)
+		}
+		for i := range got {
+			if g, w := got[i], c.want[i]; !g.Day.Equal(w.Day) || g.Users != w.Users || g.Median != w.Median || g.Top1 != w.Top1 {
+				t.Errorf("region %s: %+v, want %+v", c.region, g, w)
+			}
+		}
+	}
+	var month []struct {
+		Day    time.Time `ch:"day"`
+		Steps  uint32    `ch:"steps"`
+		Region string    `ch:"region"`
+		At     time.Time `ch:"updated_at"`
+	}
+	if err := conn.Select(ctx, &month, QueryUserMonth, "u1", "2026-11-15"); err != nil {
+		t.Fatal(err)
+	}
+	if len(month) != 1 || month[0].Steps != 200 || month[0].Region != "b" {
+		t.Fatalf("u1's November: %+v, want one day of 200 steps in b", month)
+	}
+}

@@ -48,6 +48,7 @@ var (
 			{"user_id", "String"},
 			{"day", "Date"},
 			{"steps", "UInt32"},
+			{"region", "String"},
 			{"updated_at", "DateTime('UTC')"},
 			{"version", "UInt64"},
 		},

@@ -3,23 +3,35 @@ package clickhouse
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
 
 // DailyStepsRow is a user's merged steps for one local day, a row of user_daily_steps,
-// identified by (UserID, Day). Its version is Steps: a day's merged value only grows, so the
-// largest wins whatever order writes land in.
+// identified by (UserID, Day). Its version (DailyStepsVersion) orders a day's values as the
+// boards do: more steps first, then reached earlier; a day's merged value only moves that
+// way, so the largest wins whatever order writes land in.
 type DailyStepsRow struct {
 	UserID string
 	// Day is the user's local calendar date: only its year, month and day (in its own
 	// location) are stored.
 	Day   time.Time
 	Steps uint32
+	// Region is the region the user is ranked in that day ("": none).
+	Region string
 	// UpdatedAt is when the value was reached (the event time of the report that set it, so
 	// that a replay writes the same row), stored to the second.
 	UpdatedAt time.Time
+}
+
+// DailyStepsVersion is the version of a day's row: steps × 2^32 plus the seconds from
+// UpdatedAt to 2106 (the end of DateTime), so that more steps win, then the same steps
+// reached earlier. Rows of equal version have equal steps and reach time (to the second);
+// between them ClickHouse keeps the one inserted last.
+func DailyStepsVersion(steps uint32, updatedAt time.Time) uint64 {
+	return uint64(steps)<<32 | uint64(math.MaxUint32-uint32(updatedAt.Unix()))
 }
 
 // lastDate is the last day a Date column holds.
@@ -29,6 +41,9 @@ var lastDate = time.Date(2149, 6, 6, 0, 0, 0, 0, time.UTC)
 func (s *Sink) WriteDailySteps(ctx context.Context, rows []DailyStepsRow) error {
 	return write(ctx, s, &userDailySteps, rows, checkDailySteps, appendDailySteps)
 }
+
+// Check returns an error wrapping ErrInvalidRow if the row cannot be stored.
+func (r *DailyStepsRow) Check() error { return checkDailySteps(r) }
 
 func checkDailySteps(r *DailyStepsRow) error {
 	if r.UserID == "" {
@@ -41,7 +56,7 @@ func checkDailySteps(r *DailyStepsRow) error {
 }
 
 func appendDailySteps(b driver.Batch, r *DailyStepsRow) error {
-	return b.Append(r.UserID, calendarDate(r.Day), r.Steps, r.UpdatedAt, uint64(r.Steps))
+	return b.Append(r.UserID, calendarDate(r.Day), r.Steps, r.Region, r.UpdatedAt, DailyStepsVersion(r.Steps, r.UpdatedAt))
 }
 
 // calendarDate returns t's date in t's location as midnight UTC, which a Date column stores

@@ -180,8 +180,9 @@ var (
 //   - Every snapshot in ClickHouse holds the exact top 10 of its one-hour window (ties at rank
 //     10 aside), every item's true count lies within its bound, the latest snapshot is in
 //     Redis, and invalid queries are dead-lettered.
-//   - Replay: a replay from offset 0 (hot.Replay) publishes the same snapshots again: the same
-//     rows under FINAL, none extra, the same latest snapshot in Redis.
+//   - Replay: a replay from offset 0 (`rankstream replay --group hot --to-start`) publishes
+//     the same snapshots again: the same rows under FINAL, none extra, the same latest
+//     snapshot in Redis.
 //   - Crash: a process killed with SIGKILL mid-stream and started again publishes the same
 //     snapshots as the uninterrupted run (stores of its own).
 //   - Two instances sharing the 8 partitions publish the same snapshots as one.
@@ -193,7 +194,7 @@ func TestHotSearch(t *testing.T) {
 		kc := kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}}
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 		defer cancel()
-		kcl := kafkaClient(t, ctx, kc)
+		kafkaClient(t, ctx, kc) // creates the topics
 		start := time.Now().Add(-3 * time.Hour).Truncate(time.Minute)
 		queries := generate(300_000, start, 90*time.Minute)
 		cl, err := kc.KgoClient(kgo.ProducerLinger(5*time.Millisecond), kgo.MaxBufferedRecords(1<<20))
@@ -243,9 +244,7 @@ func TestHotSearch(t *testing.T) {
 		stop(t, proc)
 
 		t.Run("replay", func(t *testing.T) {
-			if err := hot.Replay(ctx, kcl); err != nil {
-				t.Fatal(err)
-			}
+			replay(t, brokers, prefix)
 			restart := time.Now().UnixMilli()
 			proc := testenv.StartProcess(t, "replay", testenv.Rankstream(t), first.args(brokers, prefix, "--log-level", "warn")...)
 			testenv.WaitFor(t, 5*time.Minute, "every snapshot published again", func() bool {
@@ -262,9 +261,7 @@ func TestHotSearch(t *testing.T) {
 		})
 
 		t.Run("kill -9", func(t *testing.T) {
-			if err := hot.Replay(ctx, kcl); err != nil {
-				t.Fatal(err)
-			}
+			replay(t, brokers, prefix)
 			crash := newRun(t, ctx)
 			args := crash.args(brokers, prefix, "--log-level", "info", "--hot-checkpoint", "1s")
 			proc := testenv.StartProcess(t, "doomed", testenv.Rankstream(t), args...)
@@ -285,9 +282,7 @@ func TestHotSearch(t *testing.T) {
 		})
 
 		t.Run("two instances", func(t *testing.T) {
-			if err := hot.Replay(ctx, kcl); err != nil {
-				t.Fatal(err)
-			}
+			replay(t, brokers, prefix)
 			two := newRun(t, ctx)
 			a := testenv.StartProcess(t, "instance-a", testenv.Rankstream(t), two.args(brokers, prefix, "--log-level", "warn")...)
 			b := testenv.StartProcess(t, "instance-b", testenv.Rankstream(t), two.args(brokers, prefix, "--log-level", "warn")...)
@@ -297,6 +292,19 @@ func TestHotSearch(t *testing.T) {
 			stop(t, b)
 		})
 	})
+}
+
+// replay runs `rankstream replay --group hot --to-start` (the processors stopped).
+func replay(t *testing.T, brokers []string, prefix string) {
+	t.Helper()
+	p := testenv.StartProcess(t, "replay-command", testenv.Rankstream(t), "replay", "--group", "hot", "--to-start",
+		"--brokers", strings.Join(brokers, ","), "--topic-prefix", prefix, "--log-level", "warn")
+	if err := p.Wait(); err != nil {
+		t.Fatalf("rankstream replay: %v\n%s", err, p.Output())
+	}
+	if out := p.Output(); !strings.Contains(out, "cleared "+prefix+string(topics.HotCheckpoints)) {
+		t.Fatalf("rankstream replay did not clear the checkpoints:\n%s", out)
+	}
 }
 
 func stop(t *testing.T, p *testenv.Process) {
