@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/rankstream/rankstream/internal/app"
@@ -19,7 +20,8 @@ func runProcess(ctx context.Context, args []string, _ io.Reader, _, stderr io.Wr
 	createTopics := fs.Bool("create-topics", true, "create missing topics at start (otherwise only verify them)")
 	var cf clickhouseFlags
 	cf.register(fs)
-	withHistory := fs.Bool("history", false, "also write every hot-search snapshot to ClickHouse's topk_history (run `rankstream migrate` first), through the topic hot.history and group hot-history: a ClickHouse that is down delays history, never the processors")
+	withHistory := fs.Bool("history", false, "also write every hot-search snapshot to ClickHouse's topk_history (run `rankstream migrate` first), through the topic hot.history and group hot-history, and archive the final board of every finished period to board_archive: a ClickHouse that is down delays history, never the processors")
+	archiveGrace := fs.Duration("archive-grace", app.DefaultArchiveGrace, "with --history: how long after a period's end (in the board's zone; for the steps board, the day's end at UTC-12) its board is archived, so that late ops still count")
 	log, err := pf.log.parse(fs, args, stderr)
 	if err != nil {
 		return exitCode(err, stderr)
@@ -28,6 +30,10 @@ func runProcess(ctx context.Context, args []string, _ io.Reader, _, stderr io.Wr
 	if err != nil {
 		return exitCode(err, stderr)
 	}
+	if *archiveGrace <= 0 {
+		return exitCode(fmt.Errorf("--archive-grace %s: must be positive: %w", *archiveGrace, errUsage), stderr)
+	}
+	pipeline.ArchiveGrace = *archiveGrace
 	cfg := app.ProcessConfig{Pipeline: pipeline, RedisAddr: *redisAddr, HTTPAddr: *httpAddr, CreateTopics: *createTopics}
 	if *withHistory {
 		cfg.History = func() (*rsclickhouse.Sink, error) { return cf.sink() }

@@ -40,7 +40,12 @@ type Pipeline struct {
 	Redis goredis.UniversalClient
 	// History, when not nil, stores every hot-search snapshot (through hot.history).
 	History history.Store
-	Log     *slog.Logger
+	// Archive, when not nil, takes the final board of every finished period (Archiver).
+	Archive ArchiveStore
+	// ArchiveGrace is how long after a period's end its board is archived
+	// (DefaultArchiveGrace when 0).
+	ArchiveGrace time.Duration
+	Log          *slog.Logger
 }
 
 // StepsConfig shapes the steps processor and its Redis sink.
@@ -66,8 +71,8 @@ type ScoresConfig struct {
 }
 
 // Units returns the units of every processor, each run by a kafka.Supervisor: steps with its
-// Redis sink, scores with its Redis sink (when boards are declared), hot, hot-merge and, with a
-// history store, hot-history. cl is the process's Kafka
+// Redis sink, scores with its Redis sink (when boards are declared), hot, hot-merge, with a
+// history store hot-history, and with an archive store the archiver. cl is the process's Kafka
 // client (of p.Kafka), shared by the units and closed by the caller once they all returned.
 func (p Pipeline) Units(cl *kafka.Client) []Unit {
 	p.Hot.Names, p.Hot.Partitions, p.Hot.Log = p.Kafka.Names, p.Kafka.Partitions, p.Log
@@ -93,6 +98,11 @@ func (p Pipeline) Units(cl *kafka.Client) []Unit {
 		units = append(units, Unit{string(history.Group), func(ctx context.Context) error {
 			return history.Run(ctx, kc, p.History, log)
 		}})
+	}
+	if p.Archive != nil {
+		a := Archiver{Boards: p.Scores.Boards, StepsRetention: p.Steps.Rules.Retention, Grace: p.ArchiveGrace,
+			Redis: p.Redis, Store: p.Archive, Log: log}
+		units = append(units, Unit{"archive", a.Run})
 	}
 	return units
 }

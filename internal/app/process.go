@@ -20,7 +20,8 @@ type ProcessConfig struct {
 	HTTPAddr  string // /metrics, /healthz, /readyz
 	// CreateTopics creates missing topics at start (otherwise they are only verified).
 	CreateTopics bool
-	// History, when not nil, opens the ClickHouse sink of the hot-search history.
+	// History, when not nil, opens the ClickHouse sink of the hot-search history and of the
+	// board archive.
 	History func() (*rsclickhouse.Sink, error)
 }
 
@@ -44,6 +45,7 @@ func Process(ctx context.Context, cfg ProcessConfig, log *slog.Logger) error {
 		}
 		defer hist.Close()
 		p.History = History{Sink: hist}
+		p.Archive = hist
 	}
 
 	// The process's one Kafka client for topics, reads and synchronous writes (the consumer

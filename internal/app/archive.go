@@ -1,0 +1,214 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/rankstream/rankstream/internal/backoff"
+	"github.com/rankstream/rankstream/internal/board"
+	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
+	rsredis "github.com/rankstream/rankstream/sinks/redis"
+)
+
+// Archive defaults.
+const (
+	// DefaultArchiveGrace is how long after a period's end its board is archived: late ops
+	// (a producer's retries, a backlog) still land on it before.
+	DefaultArchiveGrace = 15 * time.Minute
+	// archiveInterval is how often the archiver looks for finished periods.
+	archiveInterval = time.Minute
+	// archiveChunk is how many members are read from Redis and written to ClickHouse at once.
+	archiveChunk = 10_000
+)
+
+// ArchiveStore takes the rows of board_archive (rsclickhouse.Sink).
+type ArchiveStore interface {
+	WriteBoardArchive(ctx context.Context, rows []rsclickhouse.BoardArchiveRow) error
+}
+
+// Archiver copies the final board of every finished period to ClickHouse's board_archive,
+// once: the global board of every period of every declared board (not total, which never
+// ends), and the global daily steps board. A period is due Grace after its end; its board is
+// read from Redis in chunks in rank order and written in batches (each retried with backoff
+// while ClickHouse is down), and a mark beside the board (rsredis.ArchiveMarks), expiring with
+// it, then records that it was archived, so a restart does not archive it again. A crash
+// between the rows and the mark archives the period again: the same rows, under a later
+// archived_at, which board_archive's key collapses (FINAL shows each rank once). Periods
+// whose board expired already (retention) are not looked at.
+type Archiver struct {
+	Boards []*board.Board
+	// StepsRetention is the steps boards' retention; 0 leaves the steps boards out.
+	StepsRetention time.Duration
+	Grace          time.Duration // DefaultArchiveGrace when 0
+	Redis          goredis.UniversalClient
+	Store          ArchiveStore
+	Log            *slog.Logger
+}
+
+// archiveJob is one finished board to archive.
+type archiveJob struct {
+	board, period string    // as in board_archive
+	key           string    // the board's (first shard's) Redis key: where its mark goes
+	expireAt      time.Time // when the board expires, and its mark with it
+	scan          func(ctx context.Context, r *rsredis.Reader, fn func([]rsredis.Ranked) error) error
+}
+
+// Run archives what is due every minute until ctx ends.
+func (a Archiver) Run(ctx context.Context) error {
+	t := time.NewTicker(archiveInterval)
+	defer t.Stop()
+	for {
+		if _, err := a.Once(ctx, time.Now()); err != nil && ctx.Err() == nil {
+			a.Log.Error("archive", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// Once archives every board due at now that was not archived yet and returns how many it
+// archived. A board whose rows ClickHouse refuses for good is logged and left for the next
+// run; Redis or ClickHouse being down is retried until ctx ends.
+func (a Archiver) Once(ctx context.Context, now time.Time) (int, error) {
+	jobs := a.due(now)
+	keys := make([]string, len(jobs))
+	for i, j := range jobs {
+		keys[i] = j.key
+	}
+	var marked []bool
+	err := backoff.Retry(ctx, backoff.New(time.Second, time.Minute), nil, a.notify("read archive marks"), func() (err error) {
+		marked, err = rsredis.NewArchiveMarks(a.Redis).Archived(ctx, keys)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("archive: %w", err)
+	}
+	n := 0
+	for i, j := range jobs {
+		if marked[i] {
+			continue
+		}
+		err := a.archive(ctx, j, now)
+		if errors.Is(err, rsclickhouse.ErrInvalidRow) {
+			a.Log.Error("archive: board refused", "board", j.board, "period", j.period, "err", err)
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// archive writes one board's rows, then its mark.
+func (a Archiver) archive(ctx context.Context, j archiveJob, now time.Time) error {
+	at := now.UTC().Truncate(time.Second)
+	retryable := func(err error) bool { return !errors.Is(err, rsclickhouse.ErrInvalidRow) }
+	var members int64
+	err := backoff.Retry(ctx, backoff.New(time.Second, time.Minute), retryable, a.notify("archive "+j.board+" "+j.period), func() error {
+		members = 0
+		return j.scan(ctx, rsredis.NewReader(a.Redis), func(rows []rsredis.Ranked) error {
+			out := make([]rsclickhouse.BoardArchiveRow, len(rows))
+			for i, r := range rows {
+				out[i] = rsclickhouse.BoardArchiveRow{Board: j.board, Period: j.period, Rank: uint32(r.Rank),
+					Member: r.Member, Score: r.Score, ArchivedAt: at}
+			}
+			members += int64(len(rows))
+			return a.Store.WriteBoardArchive(ctx, out)
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("archive %s %s: %w", j.board, j.period, err)
+	}
+	err = backoff.Retry(ctx, backoff.New(time.Second, time.Minute), nil, a.notify("mark "+j.key), func() error {
+		return rsredis.NewArchiveMarks(a.Redis).MarkArchived(ctx, j.key, members, j.expireAt)
+	})
+	if err != nil {
+		return fmt.Errorf("archive %s %s: %w", j.board, j.period, err)
+	}
+	a.Log.Info("archived", "board", j.board, "period", j.period, "members", members)
+	return nil
+}
+
+func (a Archiver) notify(what string) func(int, error, time.Duration) {
+	return func(attempt int, err error, wait time.Duration) {
+		a.Log.Warn("archive: retrying", "what", what, "attempt", attempt, "wait", wait, "err", err)
+	}
+}
+
+// due lists the boards of every period that ended at least the grace before now and whose
+// board has not expired yet.
+func (a Archiver) due(now time.Time) []archiveJob {
+	grace := a.Grace
+	if grace == 0 {
+		grace = DefaultArchiveGrace
+	}
+	var jobs []archiveJob
+	for _, b := range a.Boards {
+		for _, w := range finishedWindows(b, now, grace) {
+			ref := rsredis.BoardRef{Board: b.Name, Period: w.Period, PeriodID: w.ID, Shards: b.Shards}
+			jobs = append(jobs, archiveJob{
+				board: b.Name, period: string(w.Period) + ":" + w.ID,
+				key: rsredis.ScoreBoardKey(ref, 0), expireAt: w.End.Add(b.Retention),
+				scan: func(ctx context.Context, r *rsredis.Reader, fn func([]rsredis.Ranked) error) error {
+					return r.ScanBoard(ctx, ref, archiveChunk, fn)
+				},
+			})
+		}
+	}
+	if a.StepsRetention > 0 {
+		// A local date ends last at UTC-12: Day.LastInstant.
+		for d := board.DayOf(now, time.UTC); d.LastInstant().Add(a.StepsRetention).After(now); d = d.AddDays(-1) {
+			if d.LastInstant().Add(grace).After(now) {
+				continue
+			}
+			jobs = append(jobs, archiveJob{
+				board: board.StepsBoard, period: string(board.PeriodDay) + ":" + d.String(),
+				key: rsredis.StepsGlobalBoard(d), expireAt: d.LastInstant().Add(a.StepsRetention),
+				scan: func(ctx context.Context, r *rsredis.Reader, fn func([]rsredis.Ranked) error) error {
+					return r.ScanStepsBoard(ctx, d, "", archiveChunk, fn)
+				},
+			})
+		}
+	}
+	return jobs
+}
+
+// finishedWindows returns b's windows (not total) that ended at or before now - grace and
+// whose board has not expired at now (End + Retention after now), latest first per period.
+func finishedWindows(b *board.Board, now time.Time, grace time.Duration) []board.Window {
+	var out []board.Window
+	live := func(w board.Window) bool { return w.End.Add(b.Retention).After(now) }
+	for _, p := range b.Periods {
+		switch p {
+		case board.PeriodTotal:
+		case board.PeriodSeason:
+			for _, s := range b.Seasons {
+				w, _ := b.WindowByID(p, s.Name)
+				if !w.End.After(now.Add(-grace)) && live(w) {
+					out = append(out, w)
+				}
+			}
+		default:
+			// The window holding now - grace has not ended grace ago; those before it have.
+			w := board.CalendarWindow(p, now.Add(-grace), b.Zone)
+			for {
+				w = board.CalendarWindow(p, w.Start.Add(-time.Nanosecond), b.Zone)
+				if !live(w) {
+					break
+				}
+				out = append(out, w)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,173 @@
+package app_test
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/rankstream/rankstream/internal/app"
+	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/internal/testenv"
+	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
+	rsredis "github.com/rankstream/rankstream/sinks/redis"
+)
+
+type archived struct {
+	Rank   uint32 `ch:"rank"`
+	Member string `ch:"member"`
+	Score  int64  `ch:"score"`
+}
+
+// TestArchiveEqualsFinalBoard archives, on real redis-server and clickhouse-server, a finished
+// day of a 2-shard score board of 25,000 members (more than a read chunk per shard: ties on
+// score and on reach time, the range's extremes) and a finished day of the steps board: the
+// archive equals each final board rank by rank (FINAL and argMax); the day still running is
+// not archived; a second run archives nothing (the marks); a run after a lost mark (a crash
+// between the rows and the mark) writes the same rows again, which FINAL shows once. On one
+// redis-server and on the Redis Cluster (the shards in different slots).
+func TestArchiveEqualsFinalBoard(t *testing.T) {
+	t.Run("redis", func(t *testing.T) { archiveEqualsFinalBoard(t, testenv.Redis(t)) })
+	t.Run("cluster", func(t *testing.T) {
+		rdb, _ := testenv.RedisCluster(t)
+		archiveEqualsFinalBoard(t, rdb)
+	})
+}
+
+func archiveEqualsFinalBoard(t *testing.T, rdb goredis.UniversalClient) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	addr, database := testenv.ClickHouseAddr(t)
+	sink, err := rsclickhouse.Open(ctx, addr, database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Close()
+	if _, err := sink.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := clickhouse.Open(&clickhouse.Options{Addr: []string{addr}, Auth: clickhouse.Auth{Database: database, Username: "default"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+
+	b, err := board.NewBoard(board.Spec{Name: "arena", Periods: []string{"d", "total"}, TZ: "Asia/Shanghai", Retention: "3d", Shards: "2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	running := board.CalendarWindow(board.PeriodDay, now.Add(-app.DefaultArchiveGrace), b.Zone)
+	done := board.CalendarWindow(board.PeriodDay, running.Start.Add(-time.Nanosecond), b.Zone)
+
+	// The finished day's board, with its truth; a few members on the running day.
+	rng := rand.New(rand.NewPCG(11, 17))
+	var truth []rsredis.Ranked
+	var writes []rsredis.BoardWrite
+	doneRef := rsredis.BoardRef{Board: "arena", Period: board.PeriodDay, PeriodID: done.ID, Shards: b.Shards}
+	for i := range 25_000 {
+		m := fmt.Sprintf("m%05d", rng.IntN(1_000_000))
+		score, reached := int64(rng.IntN(50)-10), done.Start.UnixMilli()+int64(rng.IntN(3))
+		switch i {
+		case 0:
+			score = board.MaxScore
+		case 1:
+			score = -board.MaxScore
+		}
+		writes = append(writes, rsredis.BoardWrite{Ref: doneRef, Member: m, Present: true, Score: score, ReachedMs: reached, ExpireAt: done.End.Add(b.Retention)})
+	}
+	final := map[string]rsredis.Ranked{}
+	for _, w := range writes { // the latest write of a member is its entry
+		final[w.Member] = rsredis.Ranked{Member: w.Member, Score: w.Score, ReachedMs: w.ReachedMs}
+	}
+	for _, r := range final {
+		truth = append(truth, r)
+	}
+	slices.SortFunc(truth, func(a, b rsredis.Ranked) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.ReachedMs, b.ReachedMs), cmp.Compare(a.Member, b.Member))
+	})
+	runRef := rsredis.BoardRef{Board: "arena", Period: board.PeriodDay, PeriodID: running.ID, Shards: b.Shards}
+	writes = append(writes, rsredis.BoardWrite{Ref: runRef, Member: "late", Present: true, Score: 5, ReachedMs: running.Start.UnixMilli(), ExpireAt: running.End.Add(b.Retention)})
+	for c := range slices.Chunk(writes, 5000) {
+		if err := rsredis.NewBoardWriter(rdb).Write(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// A finished steps day: two users tie on steps, the earlier one first.
+	day := board.DayOf(now.Add(-72*time.Hour), time.UTC)
+	comp := board.DayComposite(day)
+	stepsTruth := []rsredis.Ranked{{Member: "u3", Score: 9000, ReachedMs: day.FirstInstant().UnixMilli() + 5},
+		{Member: "u1", Score: 800, ReachedMs: day.FirstInstant().UnixMilli() + 1}, {Member: "u2", Score: 800, ReachedMs: day.FirstInstant().UnixMilli() + 2}}
+	for _, r := range stepsTruth {
+		v, err := comp.Encode(r.Score, r.ReachedMs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rdb.ZAdd(ctx, rsredis.StepsGlobalBoard(day), goredis.Z{Score: v, Member: r.Member}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	a := app.Archiver{Boards: []*board.Board{b}, StepsRetention: 7 * 24 * time.Hour, Redis: rdb, Store: sink, Log: slog.New(slog.DiscardHandler)}
+	n, err := a.Once(ctx, now)
+	if err != nil || n == 0 {
+		t.Fatalf("archive: %d boards, %v", n, err)
+	}
+	check := func(what string) {
+		t.Helper()
+		for _, c := range []struct {
+			board, period string
+			truth         []rsredis.Ranked
+		}{{"arena", "d:" + done.ID, truth}, {"steps", "d:" + day.String(), stepsTruth}} {
+			for _, q := range []string{
+				"SELECT rank, member, score FROM board_archive FINAL WHERE board = ? AND period = ? ORDER BY rank",
+				`SELECT rank, argMax(member, archived_at) AS member, argMax(score, archived_at) AS score FROM board_archive
+				WHERE board = ? AND period = ? GROUP BY rank ORDER BY rank`,
+			} {
+				var got []archived
+				if err := conn.Select(ctx, &got, q, c.board, c.period); err != nil {
+					t.Fatal(err)
+				}
+				if len(got) != len(c.truth) {
+					t.Fatalf("%s: %s %s: %d rows, want %d", what, c.board, c.period, len(got), len(c.truth))
+				}
+				for i, g := range got {
+					w := c.truth[i]
+					if g.Rank != uint32(i+1) || g.Member != w.Member || g.Score != w.Score {
+						t.Fatalf("%s: %s %s: row %d = %+v, want rank %d %s %d", what, c.board, c.period, i, g, i+1, w.Member, w.Score)
+					}
+				}
+			}
+		}
+		var live uint64
+		if err := conn.QueryRow(ctx, "SELECT count() FROM board_archive WHERE board = 'arena' AND period = ?", "d:"+running.ID).Scan(&live); err != nil || live != 0 {
+			t.Fatalf("%s: the running day has %d archived rows (%v), want none", what, live, err)
+		}
+	}
+	check("first run")
+
+	if n, err := a.Once(ctx, now.Add(2*time.Second)); err != nil || n != 0 {
+		t.Fatalf("second run: archived %d boards (%v), want 0", n, err)
+	}
+	// A crash between the rows and the mark: the mark is missing, the period archived again.
+	if err := rdb.Del(ctx, rsredis.ArchivedKey(rsredis.ScoreBoardKey(doneRef, 0))).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := a.Once(ctx, now.Add(2*time.Second)); err != nil || n != 1 {
+		t.Fatalf("run after a lost mark: archived %d boards (%v), want 1", n, err)
+	}
+	check("after a second archive")
+	var raw uint64
+	if err := conn.QueryRow(ctx, "SELECT count() FROM board_archive WHERE board = 'arena' AND period = ?", "d:"+done.ID).Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("arena d:%s: %d members archived twice, %d rows before merges", done.ID, len(truth), raw)
+}
