@@ -99,6 +99,9 @@ const (
 	// HotHistoryGroup writes the snapshots of HotHistory to the history store (a franz-go
 	// consumer group, not a goka processor: it keeps no state).
 	HotHistoryGroup goka.Group = "hot-history"
+	// ScoresTotalsGroup writes every member's scores from the changelog of ScoresGroup's
+	// table to the history store (a franz-go consumer group, not a goka processor).
+	ScoresTotalsGroup goka.Group = "scores-totals"
 )
 
 // Specs returns every topic rankstream needs, with the given partition count for the

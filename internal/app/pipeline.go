@@ -45,7 +45,10 @@ type Pipeline struct {
 	// ArchiveGrace is how long after a period's end its board is archived
 	// (DefaultArchiveGrace when 0).
 	ArchiveGrace time.Duration
-	Log          *slog.Logger
+	// Totals, when not nil and boards are declared, takes every member's scores (group
+	// scores-totals).
+	Totals scores.TotalsStore
+	Log    *slog.Logger
 }
 
 // StepsConfig shapes the steps processor and its Redis sink.
@@ -72,7 +75,8 @@ type ScoresConfig struct {
 
 // Units returns the units of every processor, each run by a kafka.Supervisor: steps with its
 // Redis sink, scores with its Redis sink (when boards are declared), hot, hot-merge, with a
-// history store hot-history, and with an archive store the archiver. cl is the process's Kafka
+// history store hot-history, with an archive store the archiver, and with a totals store
+// scores-totals. cl is the process's Kafka
 // client (of p.Kafka), shared by the units and closed by the caller once they all returned.
 func (p Pipeline) Units(cl *kafka.Client) []Unit {
 	p.Hot.Names, p.Hot.Partitions, p.Hot.Log = p.Kafka.Names, p.Kafka.Partitions, p.Log
@@ -103,6 +107,11 @@ func (p Pipeline) Units(cl *kafka.Client) []Unit {
 		a := Archiver{Boards: p.Scores.Boards, StepsRetention: p.Steps.Rules.Retention, Grace: p.ArchiveGrace,
 			Redis: p.Redis, Store: p.Archive, Log: log}
 		units = append(units, Unit{"archive", a.Run})
+	}
+	if p.Totals != nil && len(p.Scores.Boards) > 0 {
+		units = append(units, Unit{string(scores.TotalsGroup), func(ctx context.Context) error {
+			return scores.RunTotals(ctx, kc, p.Totals, log)
+		}})
 	}
 	return units
 }

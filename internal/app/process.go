@@ -45,7 +45,7 @@ func Process(ctx context.Context, cfg ProcessConfig, log *slog.Logger) error {
 		}
 		defer hist.Close()
 		p.History = History{Sink: hist}
-		p.Archive = hist
+		p.Archive, p.Totals = hist, MemberScores{Sink: hist}
 	}
 
 	// The process's one Kafka client for topics, reads and synchronous writes (the consumer
