@@ -7,10 +7,15 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/lovoo/goka"
 	goredis "github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rankstream/rankstream/internal/backoff"
 	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/processors/scores"
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
@@ -34,7 +39,10 @@ type ArchiveStore interface {
 
 // Archiver copies the final board of every finished period to ClickHouse's board_archive,
 // once: the global board of every period of every declared board (not total, which never
-// ends), and the global daily steps board. A period is due Grace after its end; its board is
+// ends), and the global daily steps board. A period is due Grace after its end, in record
+// time: once its processor group has stored in Redis every input record up to its end plus
+// Grace (ScoresDone, StepsDone), so that a backlog (a processor down, then catching up) is on
+// the board before it is archived; and never before that instant on the wall clock. Its board is
 // read from Redis in chunks in rank order and written in batches (each retried with backoff
 // while ClickHouse is down), and a mark beside the board (rsredis.ArchiveMarks), expiring with
 // it, then records that it was archived, so a restart does not archive it again. A crash
@@ -46,9 +54,12 @@ type Archiver struct {
 	// StepsRetention is the steps boards' retention; 0 leaves the steps boards out.
 	StepsRetention time.Duration
 	Grace          time.Duration // DefaultArchiveGrace when 0
-	Redis          goredis.UniversalClient
-	Store          ArchiveStore
-	Log            *slog.Logger
+	// ScoresDone and StepsDone, when not nil, return the record time up to which the scores
+	// (steps) group has stored its input in Redis (ProcessedUntil); nil: the wall clock.
+	ScoresDone, StepsDone func(ctx context.Context, now time.Time) (time.Time, error)
+	Redis                 goredis.UniversalClient
+	Store                 ArchiveStore
+	Log                   *slog.Logger
 }
 
 // archiveJob is one finished board to archive.
@@ -79,7 +90,23 @@ func (a Archiver) Run(ctx context.Context) error {
 // archived. A board whose rows ClickHouse refuses for good is logged and left for the next
 // run; Redis or ClickHouse being down is retried until ctx ends.
 func (a Archiver) Once(ctx context.Context, now time.Time) (int, error) {
-	jobs := a.due(now)
+	scoresAt, stepsAt := now, now
+	for _, d := range []struct {
+		done func(context.Context, time.Time) (time.Time, error)
+		at   *time.Time
+	}{{a.ScoresDone, &scoresAt}, {a.StepsDone, &stepsAt}} {
+		if d.done == nil {
+			continue
+		}
+		t, err := d.done(ctx, now)
+		if err != nil {
+			return 0, fmt.Errorf("archive: progress of the processors: %w", err)
+		}
+		if t.Before(now) {
+			*d.at = t
+		}
+	}
+	jobs := a.due(now, scoresAt, stepsAt)
 	keys := make([]string, len(jobs))
 	for i, j := range jobs {
 		keys[i] = j.key
@@ -146,16 +173,17 @@ func (a Archiver) notify(what string) func(int, error, time.Duration) {
 	}
 }
 
-// due lists the boards of every period that ended at least the grace before now and whose
-// board has not expired yet.
-func (a Archiver) due(now time.Time) []archiveJob {
+// due lists the boards of every period that ended at least the grace before the time its
+// processor has stored its input up to (scoresAt, stepsAt: now at the latest) and whose board
+// has not expired at now.
+func (a Archiver) due(now, scoresAt, stepsAt time.Time) []archiveJob {
 	grace := a.Grace
 	if grace == 0 {
 		grace = DefaultArchiveGrace
 	}
 	var jobs []archiveJob
 	for _, b := range a.Boards {
-		for _, w := range finishedWindows(b, now, grace) {
+		for _, w := range finishedWindows(b, now, scoresAt.Add(-grace)) {
 			ref := rsredis.BoardRef{Board: b.Name, Period: w.Period, PeriodID: w.ID, Shards: b.Shards}
 			jobs = append(jobs, archiveJob{
 				board: b.Name, period: string(w.Period) + ":" + w.ID,
@@ -169,7 +197,7 @@ func (a Archiver) due(now time.Time) []archiveJob {
 	if a.StepsRetention > 0 {
 		// A local date ends last at UTC-12: Day.LastInstant.
 		for d := board.DayOf(now, time.UTC); d.LastInstant().Add(a.StepsRetention).After(now); d = d.AddDays(-1) {
-			if d.LastInstant().Add(grace).After(now) {
+			if d.LastInstant().Add(grace).After(stepsAt) {
 				continue
 			}
 			jobs = append(jobs, archiveJob{
@@ -184,9 +212,9 @@ func (a Archiver) due(now time.Time) []archiveJob {
 	return jobs
 }
 
-// finishedWindows returns b's windows (not total) that ended at or before now - grace and
-// whose board has not expired at now (End + Retention after now), latest first per period.
-func finishedWindows(b *board.Board, now time.Time, grace time.Duration) []board.Window {
+// finishedWindows returns b's windows (not total) that ended at or before until and whose
+// board has not expired at now (End + Retention after now), latest first per period.
+func finishedWindows(b *board.Board, now, until time.Time) []board.Window {
 	var out []board.Window
 	live := func(w board.Window) bool { return w.End.Add(b.Retention).After(now) }
 	for _, p := range b.Periods {
@@ -195,13 +223,13 @@ func finishedWindows(b *board.Board, now time.Time, grace time.Duration) []board
 		case board.PeriodSeason:
 			for _, s := range b.Seasons {
 				w, _ := b.WindowByID(p, s.Name)
-				if !w.End.After(now.Add(-grace)) && live(w) {
+				if !w.End.After(until) && live(w) {
 					out = append(out, w)
 				}
 			}
 		default:
-			// The window holding now - grace has not ended grace ago; those before it have.
-			w := board.CalendarWindow(p, now.Add(-grace), b.Zone)
+			// The window holding until has not ended by then; those before it have.
+			w := board.CalendarWindow(p, until, b.Zone)
 			for {
 				w = board.CalendarWindow(p, w.Start.Add(-time.Nanosecond), b.Zone)
 				if !live(w) {
@@ -240,4 +268,58 @@ func (MemberScores) Retryable(err error) bool { return rsclickhouse.IsRetryable(
 func memberScoreRow(t *scores.Total) rsclickhouse.MemberScoreRow {
 	return rsclickhouse.MemberScoreRow{Board: t.Board, Period: t.Period, Member: t.Member, Score: t.Score,
 		ReachedMs: t.ReachedMs, Scope: t.Scope, Deleted: t.Deleted, Version: t.Version}
+}
+
+// ProcessedUntil returns a function telling the record time up to which group has stored its
+// input stream (a processor commits a record only once its sink wrote it): the timestamp of
+// the first record not committed yet, the earliest over the partitions; now when the group
+// committed everything. A partition the group never committed counts from its first record.
+func ProcessedUntil(cl *kafka.Client, group goka.Group, stream goka.Stream) func(ctx context.Context, now time.Time) (time.Time, error) {
+	g, topic := string(cl.Config().Names.Group(group)), string(cl.Config().Names.Stream(stream))
+	return func(ctx context.Context, now time.Time) (time.Time, error) {
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		committed, err := cl.Admin().FetchOffsetsForTopics(ctx, g, topic)
+		if errors.Is(err, kerr.GroupIDNotFound) { // a group that never committed (kfake says so)
+			committed, err = nil, nil
+		}
+		if err != nil {
+			return time.Time{}, fmt.Errorf("committed offsets of %s: %w", g, err)
+		}
+		starts, err := cl.Admin().ListStartOffsets(ctx, topic)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("start offsets of %s: %w", topic, err)
+		}
+		ends, err := cl.Admin().ListEndOffsets(ctx, topic)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("end offsets of %s: %w", topic, err)
+		}
+		from, to := map[int32]int64{}, map[int32]int64{}
+		var listErr error
+		ends.Each(func(e kadm.ListedOffset) {
+			st, _ := starts.Lookup(topic, e.Partition)
+			listErr = errors.Join(listErr, e.Err, st.Err)
+			next := st.Offset
+			if c, ok := committed.Lookup(topic, e.Partition); ok && c.Err == nil && c.At > next {
+				next = c.At
+			}
+			if next < e.Offset {
+				from[e.Partition], to[e.Partition] = next, next+1
+			}
+		})
+		if listErr != nil {
+			return time.Time{}, fmt.Errorf("offsets of %s: %w", topic, listErr)
+		}
+		until := now
+		err = cl.Read(ctx, topic, from, to, func(r *kgo.Record) error {
+			if r.Timestamp.Before(until) {
+				until = r.Timestamp
+			}
+			return nil
+		})
+		if err != nil {
+			return time.Time{}, fmt.Errorf("first records of %s not committed by %s: %w", topic, g, err)
+		}
+		return until, nil
+	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	goredis "github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rankstream/rankstream/internal/app"
@@ -34,7 +35,8 @@ type archived struct {
 // day of a 2-shard score board of 25,000 members (more than a read chunk per shard: ties on
 // score and on reach time, the range's extremes) and a finished day of the steps board: the
 // archive equals each final board rank by rank (FINAL and argMax); the day still running is
-// not archived; a second run archives nothing (the marks); a run after a lost mark (a crash
+// not archived, nor the finished one while its processor has not stored its input up to the
+// period's end plus the grace; a second run archives nothing (the marks); a run after a lost mark (a crash
 // between the rows and the mark) writes the same rows again, which FINAL shows once. On one
 // redis-server and on the Redis Cluster (the shards in different slots).
 func TestArchiveEqualsFinalBoard(t *testing.T) {
@@ -121,6 +123,24 @@ func archiveEqualsFinalBoard(t *testing.T, rdb goredis.UniversalClient) {
 	}
 
 	a := app.Archiver{Boards: []*board.Board{b}, StepsRetention: 7 * 24 * time.Hour, Redis: rdb, Store: sink, Log: slog.New(slog.DiscardHandler)}
+	// The processors have stored their input up to just before the end plus the grace: the
+	// finished day is not due yet (a backlog may still hold ops of it).
+	lagging := a
+	lagging.ScoresDone = func(context.Context, time.Time) (time.Time, error) {
+		return done.End.Add(app.DefaultArchiveGrace - time.Second), nil
+	}
+	lagging.StepsDone = func(context.Context, time.Time) (time.Time, error) {
+		return day.LastInstant().Add(app.DefaultArchiveGrace - time.Second), nil
+	}
+	if _, err := lagging.Once(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	for _, bp := range [][2]string{{"arena", "d:" + done.ID}, {"steps", "d:" + day.String()}} {
+		var rows uint64
+		if err := conn.QueryRow(ctx, "SELECT count() FROM board_archive WHERE board = ? AND period = ?", bp[0], bp[1]).Scan(&rows); err != nil || rows != 0 {
+			t.Fatalf("%s %s archived (%d rows, %v) before its processor passed its end plus the grace", bp[0], bp[1], rows, err)
+		}
+	}
 	n, err := a.Once(ctx, now)
 	if err != nil || n == 0 {
 		t.Fatalf("archive: %d boards, %v", n, err)
@@ -283,6 +303,63 @@ func TestMemberScoresFollowTheChangelog(t *testing.T) {
 			stop()
 			if err := <-done; err != nil {
 				t.Fatal(err)
+			}
+		}
+	})
+}
+
+// TestProcessedUntil: on the real broker and kfake, the record time up to which a group has
+// stored its input is the timestamp of its first uncommitted record, the earliest over the
+// partitions (from the first record where it committed nothing), and now once it committed
+// everything.
+func TestProcessedUntil(t *testing.T) {
+	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		kc := kafka.Config{Brokers: brokers, Partitions: 2, Names: topics.Names{Prefix: testenv.UniqueName(t, "progress") + "."}}
+		cl, err := kafka.NewClient(kc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		if _, err := cl.EnsureTopics(ctx, true); err != nil {
+			t.Fatal(err)
+		}
+		topic := string(kc.Names.Stream(topics.ScoresUpdated))
+		base := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+		at := func(min int) time.Time { return base.Add(time.Duration(min) * time.Minute) }
+		for _, r := range []struct {
+			p   int32
+			min int
+		}{{0, 1}, {0, 2}, {0, 3}, {1, 5}} {
+			if err := cl.ProduceSync(ctx, kafka.InPartition(&kgo.Record{Topic: topic, Key: []byte("k"), Value: []byte("{}"), Timestamp: at(r.min)}, r.p)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		group := string(kc.Names.Group(scores.Group))
+		until := app.ProcessedUntil(cl, scores.Group, topics.ScoresUpdated)
+		now := at(60)
+		for _, step := range []struct {
+			name   string
+			commit map[int32]int64
+			want   time.Time
+		}{
+			{"nothing committed", nil, at(1)},
+			{"partition 1 done, partition 0 at its second record", map[int32]int64{0: 1, 1: 1}, at(2)},
+			{"everything committed", map[int32]int64{0: 3}, now},
+		} {
+			if step.commit != nil {
+				var offs kadm.Offsets
+				for p, o := range step.commit {
+					offs.AddOffset(topic, p, o, -1)
+				}
+				if _, err := cl.Admin().CommitOffsets(ctx, group, offs); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := until(ctx, now)
+			if err != nil || !got.Equal(step.want) {
+				t.Fatalf("%s: processed until %s (%v), want %s", step.name, got, err, step.want)
 			}
 		}
 	})

@@ -105,7 +105,9 @@ func (p Pipeline) Units(cl *kafka.Client) []Unit {
 	}
 	if p.Archive != nil {
 		a := Archiver{Boards: p.Scores.Boards, StepsRetention: p.Steps.Rules.Retention, Grace: p.ArchiveGrace,
-			Redis: p.Redis, Store: p.Archive, Log: log}
+			ScoresDone: ProcessedUntil(cl, scores.Group, topics.ScoresUpdated),
+			StepsDone:  ProcessedUntil(cl, steps.Group, topics.StepsReported),
+			Redis:      p.Redis, Store: p.Archive, Log: log}
 		units = append(units, Unit{"archive", a.Run})
 	}
 	if p.Totals != nil && len(p.Scores.Boards) > 0 {
