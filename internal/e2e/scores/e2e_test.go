@@ -236,7 +236,7 @@ func TestScoreHistoryEndToEnd(t *testing.T) {
 	}
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
 		t.Parallel()
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		addr, database := testenv.ClickHouseAddr(t)
 		sink, err := rsclickhouse.Open(ctx, addr, database)
@@ -333,7 +333,7 @@ func TestScoreHistoryEndToEnd(t *testing.T) {
 				t.Log("last difference:", last)
 			}
 		})
-		testenv.WaitFor(t, time.Minute, "ClickHouse's member scores and archives equal the truth", func() bool {
+		testenv.WaitFor(t, 2*time.Minute, "ClickHouse's member scores and archives equal the truth", func() bool {
 			last = problem()
 			return last == ""
 		})
