@@ -155,3 +155,45 @@ func load(t *testing.T, ctx context.Context, rdb goredis.UniversalClient, ref rs
 		t.Fatal(err)
 	}
 }
+
+// TestScanBoardChunks: ScanBoard reads a board whole, in rank order, in calls of at most chunk
+// rows, whatever the chunk (1 upward) and with shards empty or not; an empty board calls fn
+// never. On one redis-server and on the Redis Cluster.
+func TestScanBoardChunks(t *testing.T) {
+	eachServer(t, func(t *testing.T, rdb goredis.UniversalClient) {
+		ctx := context.Background()
+		r := rsredis.NewReader(rdb)
+		rng := rand.New(rand.NewPCG(5, 8))
+		for _, tc := range []struct {
+			shards, members int
+		}{{1, 0}, {5, 0}, {8, 3}, {5, 37}, {1, 37}} {
+			ref := refOf(fmt.Sprintf("scan-%d-%d", tc.shards, tc.members), tc.shards)
+			var want []scored
+			for i := range tc.members {
+				want = append(want, scored{fmt.Sprintf("m%d", i), rng.Int64N(4), 1_796_000_000_000 + rng.Int64N(2)})
+			}
+			if len(want) > 0 {
+				load(t, ctx, rdb, ref, want)
+			}
+			slices.SortFunc(want, ranks)
+			for _, chunk := range []int{1, 2, 7, 100} {
+				var got []rsredis.Ranked
+				err := r.ScanBoard(ctx, ref, chunk, func(rs []rsredis.Ranked) error {
+					if len(rs) == 0 || len(rs) > chunk {
+						t.Fatalf("%d shards, chunk %d: a call with %d rows", tc.shards, chunk, len(rs))
+					}
+					got = append(got, rs...)
+					return nil
+				})
+				if err != nil || len(got) != len(want) {
+					t.Fatalf("%d shards, %d members, chunk %d: %d rows, %v", tc.shards, tc.members, chunk, len(got), err)
+				}
+				for i, g := range got {
+					if w := (rsredis.Ranked{Rank: int64(i + 1), Member: want[i].member, Score: want[i].score, ReachedMs: want[i].reached}); g != w {
+						t.Fatalf("%d shards, chunk %d: row %d = %+v, want %+v", tc.shards, chunk, i, g, w)
+					}
+				}
+			}
+		}
+	})
+}
