@@ -39,8 +39,9 @@ type ArchiveStore interface {
 }
 
 // Archiver copies the final board of every finished period to ClickHouse's board_archive,
-// once: the global board of every period of every declared board (not total, which never
-// ends), and the global daily steps board. A period is due Grace after its end, in record
+// once: the global and every scope board of every period of every declared board (not total,
+// which never ends), and the daily steps boards (global and regions; period "<period>:s:<scope>"
+// for a scope board, the scopes found by one SCAN when a period is to be archived). A period is due Grace after its end, in record
 // time: once its processor group has stored in Redis every input record up to its end plus
 // Grace (ScoresDone, StepsDone), so that a backlog (a processor down, then catching up) is on
 // the board before it is archived; and never before that instant on the wall clock. Its board is
@@ -69,6 +70,10 @@ type archiveJob struct {
 	key           string    // the board's (first shard's) Redis key: where its mark goes
 	expireAt      time.Time // when the board expires, and its mark with it
 	scan          func(ctx context.Context, r *rsredis.Reader, fn func([]rsredis.Ranked) error) error
+	// scopesKey finds the period's scope boards in rsredis.Reader.BoardScopes' answer, and
+	// scoped is the job of one of them (nil for a scope board's own job).
+	scopesKey string
+	scoped    func(scope string) archiveJob
 }
 
 // Run archives what is due every archiveInterval (10 s) until ctx ends.
@@ -120,22 +125,66 @@ func (a Archiver) Once(ctx context.Context, now time.Time) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("archive: %w", err)
 	}
+	var scopes map[string][]string // found once, when a period is to be archived
 	n := 0
 	for i, j := range jobs {
 		if marked[i] {
 			continue
 		}
-		err := a.archive(ctx, j, now)
-		if errors.Is(err, rsclickhouse.ErrInvalidRow) {
-			a.Log.Error("archive: board refused", "board", j.board, "period", j.period, "err", err)
-			continue
+		if scopes == nil {
+			err := backoff.Retry(ctx, backoff.New(time.Second, time.Minute), nil, a.notify("find scope boards"), func() (err error) {
+				scopes, err = rsredis.NewReader(a.Redis).BoardScopes(ctx)
+				return err
+			})
+			if err != nil {
+				return n, fmt.Errorf("archive: %w", err)
+			}
 		}
+		// The period's scope boards first, each marked on its own; the global board's mark,
+		// last, says the period is done.
+		todo := []archiveJob{}
+		for _, sc := range scopes[j.scopesKey] {
+			todo = append(todo, j.scoped(sc))
+		}
+		keys := make([]string, len(todo))
+		for i, sj := range todo {
+			keys[i] = sj.key
+		}
+		var done []bool
+		err := backoff.Retry(ctx, backoff.New(time.Second, time.Minute), nil, a.notify("read archive marks"), func() (err error) {
+			done, err = rsredis.NewArchiveMarks(a.Redis).Archived(ctx, keys)
+			return err
+		})
 		if err != nil {
+			return n, fmt.Errorf("archive: %w", err)
+		}
+		for i, sj := range todo {
+			if done[i] {
+				continue
+			}
+			if n, err = a.archiveCounting(ctx, sj, now, n); err != nil {
+				return n, err
+			}
+		}
+		if n, err = a.archiveCounting(ctx, j, now, n); err != nil {
 			return n, err
 		}
-		n++
 	}
 	return n, nil
+}
+
+// archiveCounting archives j and returns n plus one; a board ClickHouse refuses for good is
+// logged and left for the next run (not counted).
+func (a Archiver) archiveCounting(ctx context.Context, j archiveJob, now time.Time, n int) (int, error) {
+	err := a.archive(ctx, j, now)
+	if errors.Is(err, rsclickhouse.ErrInvalidRow) {
+		a.Log.Error("archive: board refused", "board", j.board, "period", j.period, "err", err)
+		return n, nil
+	}
+	if err != nil {
+		return n, err
+	}
+	return n + 1, nil
 }
 
 // archive writes one board's rows, then its mark.
@@ -185,14 +234,20 @@ func (a Archiver) due(now, scoresAt, stepsAt time.Time) []archiveJob {
 	var jobs []archiveJob
 	for _, b := range a.Boards {
 		for _, w := range finishedWindows(b, now, scoresAt.Add(-grace)) {
-			ref := rsredis.BoardRef{Board: b.Name, Period: w.Period, PeriodID: w.ID, Shards: b.Shards}
-			jobs = append(jobs, archiveJob{
-				board: b.Name, period: string(w.Period) + ":" + w.ID,
-				key: rsredis.ScoreBoardKey(ref, 0), expireAt: w.End.Add(b.Retention),
-				scan: func(ctx context.Context, r *rsredis.Reader, fn func([]rsredis.Ranked) error) error {
-					return r.ScanBoard(ctx, ref, archiveChunk, fn)
-				},
-			})
+			job := func(scope string) archiveJob {
+				ref := rsredis.BoardRef{Board: b.Name, Period: w.Period, PeriodID: w.ID, Scope: scope, Shards: b.Shards}
+				return archiveJob{
+					board: b.Name, period: archivePeriod(string(w.Period)+":"+w.ID, scope),
+					key: rsredis.ScoreBoardKey(ref, 0), expireAt: w.End.Add(b.Retention),
+					scan: func(ctx context.Context, r *rsredis.Reader, fn func([]rsredis.Ranked) error) error {
+						return r.ScanBoard(ctx, ref, archiveChunk, fn)
+					},
+				}
+			}
+			j := job("")
+			j.scopesKey = rsredis.ScopesKey(rsredis.BoardRef{Board: b.Name, Period: w.Period, PeriodID: w.ID})
+			j.scoped = job
+			jobs = append(jobs, j)
 		}
 	}
 	if a.StepsRetention > 0 {
@@ -201,16 +256,30 @@ func (a Archiver) due(now, scoresAt, stepsAt time.Time) []archiveJob {
 			if d.LastInstant().Add(grace).After(stepsAt) {
 				continue
 			}
-			jobs = append(jobs, archiveJob{
-				board: board.StepsBoard, period: string(board.PeriodDay) + ":" + d.String(),
-				key: rsredis.StepsGlobalBoard(d), expireAt: d.LastInstant().Add(a.StepsRetention),
-				scan: func(ctx context.Context, r *rsredis.Reader, fn func([]rsredis.Ranked) error) error {
-					return r.ScanStepsBoard(ctx, d, "", archiveChunk, fn)
-				},
-			})
+			job := func(region string) archiveJob {
+				return archiveJob{
+					board: board.StepsBoard, period: archivePeriod(string(board.PeriodDay)+":"+d.String(), region),
+					key: rsredis.StepsBoard(d, region), expireAt: d.LastInstant().Add(a.StepsRetention),
+					scan: func(ctx context.Context, r *rsredis.Reader, fn func([]rsredis.Ranked) error) error {
+						return r.ScanStepsBoard(ctx, d, region, archiveChunk, fn)
+					},
+				}
+			}
+			j := job("")
+			j.scopesKey, j.scoped = board.StepsBoard+":"+d.String(), job
+			jobs = append(jobs, j)
 		}
 	}
 	return jobs
+}
+
+// archivePeriod is board_archive's period of a board: the period and id, and for a scope
+// board ":s:<scope>", as in the board's Redis key (a steps region is its scope).
+func archivePeriod(period, scope string) string {
+	if scope == "" {
+		return period
+	}
+	return period + ":s:" + scope
 }
 
 // finishedWindows returns b's windows (not total) that ended at or before until and whose

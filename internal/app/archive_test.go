@@ -33,8 +33,9 @@ type archived struct {
 
 // TestArchiveEqualsFinalBoard archives, on real redis-server and clickhouse-server, a finished
 // day of a 2-shard score board of 25,000 members (more than a read chunk per shard: ties on
-// score and on reach time, the range's extremes) and a finished day of the steps board: the
-// archive equals each final board rank by rank (FINAL and argMax); the day still running is
+// score and on reach time, the range's extremes) with its scope board eu, and a finished day
+// of the steps board with its region eu: the archive equals each final board rank by rank
+// (FINAL and argMax); the day still running is
 // not archived, nor the finished one while its processor has not stored its input up to the
 // period's end plus the grace; a second run archives nothing (the marks); a run after a lost mark (a crash
 // between the rows and the mark) writes the same rows again, which FINAL shows once. On one
@@ -99,6 +100,16 @@ func archiveEqualsFinalBoard(t *testing.T, rdb goredis.UniversalClient) {
 	slices.SortFunc(truth, func(a, b rsredis.Ranked) int {
 		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.ReachedMs, b.ReachedMs), cmp.Compare(a.Member, b.Member))
 	})
+	// The members whose id ends in an even digit are also on the scope board eu.
+	euRef := doneRef
+	euRef.Scope = "eu"
+	var truthEU []rsredis.Ranked
+	for _, r := range truth {
+		if (r.Member[len(r.Member)-1]-'0')%2 == 0 {
+			truthEU = append(truthEU, r)
+			writes = append(writes, rsredis.BoardWrite{Ref: euRef, Member: r.Member, Present: true, Score: r.Score, ReachedMs: r.ReachedMs, ExpireAt: done.End.Add(b.Retention)})
+		}
+	}
 	runRef := rsredis.BoardRef{Board: "arena", Period: board.PeriodDay, PeriodID: running.ID, Shards: b.Shards}
 	writes = append(writes, rsredis.BoardWrite{Ref: runRef, Member: "late", Present: true, Score: 5, ReachedMs: running.Start.UnixMilli(), ExpireAt: running.End.Add(b.Retention)})
 	for c := range slices.Chunk(writes, 5000) {
@@ -120,7 +131,13 @@ func archiveEqualsFinalBoard(t *testing.T, rdb goredis.UniversalClient) {
 		if err := rdb.ZAdd(ctx, rsredis.StepsGlobalBoard(day), goredis.Z{Score: v, Member: r.Member}).Err(); err != nil {
 			t.Fatal(err)
 		}
+		if r.Member != "u2" {
+			if err := rdb.ZAdd(ctx, rsredis.StepsRegionBoard("eu", day), goredis.Z{Score: v, Member: r.Member}).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
+	stepsEU := []rsredis.Ranked{stepsTruth[0], stepsTruth[1]}
 
 	a := app.Archiver{Boards: []*board.Board{b}, StepsRetention: 7 * 24 * time.Hour, Redis: rdb, Store: sink, Log: slog.New(slog.DiscardHandler)}
 	// The processors have stored their input up to just before the end plus the grace: the
@@ -135,7 +152,7 @@ func archiveEqualsFinalBoard(t *testing.T, rdb goredis.UniversalClient) {
 	if _, err := lagging.Once(ctx, now); err != nil {
 		t.Fatal(err)
 	}
-	for _, bp := range [][2]string{{"arena", "d:" + done.ID}, {"steps", "d:" + day.String()}} {
+	for _, bp := range [][2]string{{"arena", "d:" + done.ID}, {"arena", "d:" + done.ID + ":s:eu"}, {"steps", "d:" + day.String()}} {
 		var rows uint64
 		if err := conn.QueryRow(ctx, "SELECT count() FROM board_archive WHERE board = ? AND period = ?", bp[0], bp[1]).Scan(&rows); err != nil || rows != 0 {
 			t.Fatalf("%s %s archived (%d rows, %v) before its processor passed its end plus the grace", bp[0], bp[1], rows, err)
@@ -150,7 +167,8 @@ func archiveEqualsFinalBoard(t *testing.T, rdb goredis.UniversalClient) {
 		for _, c := range []struct {
 			board, period string
 			truth         []rsredis.Ranked
-		}{{"arena", "d:" + done.ID, truth}, {"steps", "d:" + day.String(), stepsTruth}} {
+		}{{"arena", "d:" + done.ID, truth}, {"arena", "d:" + done.ID + ":s:eu", truthEU},
+			{"steps", "d:" + day.String(), stepsTruth}, {"steps", "d:" + day.String() + ":s:eu", stepsEU}} {
 			for _, q := range []string{
 				"SELECT rank, member, score FROM board_archive FINAL WHERE board = ? AND period = ? ORDER BY rank",
 				`SELECT rank, argMax(member, archived_at) AS member, argMax(score, archived_at) AS score FROM board_archive

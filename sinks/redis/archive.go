@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -176,4 +180,76 @@ func (m *ArchiveMarks) MarkArchived(ctx context.Context, boardKey string, member
 		return fmt.Errorf("redis: mark %s: %w", key, err)
 	}
 	return nil
+}
+
+// BoardScopes finds the scope boards that exist, by one SCAN of the keyspace (of every master
+// of a Redis Cluster): for each board of a period that has scope boards, its scopes, keyed by
+// the board and period as "<board>:<period>[:<id>]" (ScopesKey), and for the steps boards by
+// "steps:<yyyymmdd>" with the regions as scopes. A scope board none of whose members is left
+// has no key, and is not found.
+func (r *Reader) BoardScopes(ctx context.Context) (map[string][]string, error) {
+	found := map[string]map[string]bool{}
+	add := func(k, scope string) {
+		if found[k] == nil {
+			found[k] = map[string]bool{}
+		}
+		found[k][scope] = true
+	}
+	scan := func(ctx context.Context, c goredis.UniversalClient) error {
+		iter := c.Scan(ctx, 0, "rank:*", 1000).Iterator()
+		for iter.Next(ctx) {
+			k := iter.Val()
+			if rest, ok := strings.CutPrefix(k, "rank:steps:region:"); ok {
+				if region, day, ok := strings.Cut(rest, ":"); ok && !strings.Contains(day, ":") {
+					add(board.StepsBoard+":"+day, region)
+				}
+				continue
+			}
+			inner, ok := strings.CutPrefix(k, "rank:{")
+			if !ok || !strings.HasSuffix(inner, "}") {
+				continue // :m hashes, marks, other keys
+			}
+			inner = strings.TrimSuffix(inner, "}")
+			head, tail, ok := strings.Cut(inner, ":s:")
+			if !ok {
+				continue
+			}
+			if scope, shard, ok := strings.Cut(tail, ":"); ok && !strings.Contains(shard, ":") {
+				add(head, scope)
+			}
+		}
+		return iter.Err()
+	}
+	var err error
+	if cc, ok := r.rdb.(*goredis.ClusterClient); ok {
+		var mu sync.Mutex
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, m *goredis.Client) error {
+			local := &Reader{rdb: m}
+			part, err := local.BoardScopes(ctx)
+			mu.Lock()
+			defer mu.Unlock()
+			for k, scopes := range part {
+				for _, s := range scopes {
+					add(k, s)
+				}
+			}
+			return err
+		})
+	} else {
+		err = scan(ctx, r.rdb)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("redis: find scope boards: %w", err)
+	}
+	out := make(map[string][]string, len(found))
+	for k, set := range found {
+		out[k] = slices.Sorted(maps.Keys(set))
+	}
+	return out, nil
+}
+
+// ScopesKey is the key of BoardScopes' answer for a score board's period (ref.Scope ignored).
+func ScopesKey(ref BoardRef) string {
+	k := ScoreBoardKey(BoardRef{Board: ref.Board, Period: ref.Period, PeriodID: ref.PeriodID, Shards: 1}, 0)
+	return strings.TrimSuffix(strings.TrimPrefix(k, "rank:{"), ":0}")
 }

@@ -223,9 +223,9 @@ func TestScoreBoardsAfterKillWithTwoInstances(t *testing.T) {
 // TestScoreHistoryEndToEnd: `rankstream process --boards --history` on the generated stream
 // (already in the topic when it starts, as a backlog): ClickHouse's board_member_scores holds,
 // under FINAL, every member's latest score and reach time on every period of every board,
-// equal to the truth; and board_archive holds the global board of every period that ended
-// (plus the grace) before the test began, equal to the truth rank by rank, and nothing of a
-// period that has not ended.
+// equal to the truth; and board_archive holds the global and every scope board of every period
+// that ended (plus the grace) before the test began, equal to the truth rank by rank, and
+// nothing of a period that has not ended.
 func TestScoreHistoryEndToEnd(t *testing.T) {
 	start := time.Now()
 	monday := lastMonday(start)
@@ -284,44 +284,46 @@ func TestScoreHistoryEndToEnd(t *testing.T) {
 		problem := func() string {
 			archived, open = 0, 0
 			for k, rows := range truth {
-				if k.Scope != "global" {
-					continue
-				}
-				var got []row
-				if err := conn.Select(ctx, &got, `SELECT member, score, reached_ms FROM board_member_scores FINAL
-					WHERE board = ? AND period = ? AND deleted = 0 ORDER BY score DESC, reached_ms, member`, k.Board, k.Period); err != nil {
-					t.Fatal(err)
-				}
-				want := make([]row, len(rows))
-				for i, x := range rows {
-					want[i] = row{x.Member, x.Score, x.Reached}
-				}
-				if !slices.Equal(got, want) {
-					return fmt.Sprintf("board_member_scores of %s %s: %v, want %v", k.Board, k.Period, got, want)
+				period := k.Period
+				if k.Scope == "global" {
+					var got []row
+					if err := conn.Select(ctx, &got, `SELECT member, score, reached_ms FROM board_member_scores FINAL
+						WHERE board = ? AND period = ? AND deleted = 0 ORDER BY score DESC, reached_ms, member`, k.Board, k.Period); err != nil {
+						t.Fatal(err)
+					}
+					want := make([]row, len(rows))
+					for i, x := range rows {
+						want[i] = row{x.Member, x.Score, x.Reached}
+					}
+					if !slices.Equal(got, want) {
+						return fmt.Sprintf("board_member_scores of %s %s: %v, want %v", k.Board, k.Period, got, want)
+					}
+				} else {
+					period += ":s:" + k.Scope
 				}
 				var ranks []struct {
 					Rank   uint32 `ch:"rank"`
 					Member string `ch:"member"`
 					Score  int64  `ch:"score"`
 				}
-				if err := conn.Select(ctx, &ranks, "SELECT rank, member, score FROM board_archive FINAL WHERE board = ? AND period = ? ORDER BY rank", k.Board, k.Period); err != nil {
+				if err := conn.Select(ctx, &ranks, "SELECT rank, member, score FROM board_archive FINAL WHERE board = ? AND period = ? ORDER BY rank", k.Board, period); err != nil {
 					t.Fatal(err)
 				}
 				w := window(k)
 				if w.End.IsZero() || w.End.Add(app.DefaultArchiveGrace).After(start) {
 					open++
 					if !w.End.IsZero() && w.End.Add(app.DefaultArchiveGrace).After(time.Now()) && len(ranks) > 0 {
-						t.Fatalf("board_archive holds %s %s, which ends at %s", k.Board, k.Period, w.End)
+						t.Fatalf("board_archive holds %s %s, which ends at %s", k.Board, period, w.End)
 					}
 					continue
 				}
 				archived++
 				if len(ranks) != len(rows) {
-					return fmt.Sprintf("board_archive of %s %s: %d ranks, want %d", k.Board, k.Period, len(ranks), len(rows))
+					return fmt.Sprintf("board_archive of %s %s: %d ranks, want %d", k.Board, period, len(ranks), len(rows))
 				}
 				for i, x := range ranks {
 					if x.Rank != uint32(i+1) || x.Member != rows[i].Member || x.Score != rows[i].Score {
-						t.Fatalf("board_archive of %s %s: rank %d = %+v, want %+v", k.Board, k.Period, i+1, x, rows[i])
+						t.Fatalf("board_archive of %s %s: rank %d = %+v, want %+v", k.Board, period, i+1, x, rows[i])
 					}
 				}
 			}
@@ -340,7 +342,7 @@ func TestScoreHistoryEndToEnd(t *testing.T) {
 		if archived == 0 {
 			t.Fatalf("no finished period among the %d boards", len(truth))
 		}
-		t.Logf("%d finished global boards archived exactly, %d open", archived, open)
+		t.Logf("%d finished boards (global and scopes) archived exactly, %d open", archived, open)
 	})
 }
 
