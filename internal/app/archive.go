@@ -40,14 +40,16 @@ type ArchiveStore interface {
 
 // Archiver copies the final board of every finished period to ClickHouse's board_archive,
 // once: the global and every scope board of every period of every declared board (not total,
-// which never ends), and the daily steps boards (global and regions; period "<period>:s:<scope>"
-// for a scope board, the scopes found by one SCAN when a period is to be archived). A period is due Grace after its end, in record
-// time: once its processor group has stored in Redis every input record up to its end plus
-// Grace (ScoresDone, StepsDone), so that a backlog (a processor down, then catching up) is on
-// the board before it is archived; and never before that instant on the wall clock. Its board is
-// read from Redis in chunks in rank order and written in batches (each retried with backoff
-// while ClickHouse is down), and a mark beside the board (rsredis.ArchiveMarks), expiring with
-// it, then records that it was archived, so a restart does not archive it again. A crash
+// which never ends), and the daily steps boards (global and regions); a scope board's period
+// is "<period>:s:<scope>", its scopes found by one SCAN when a period is to be archived.
+//
+// A period is due Grace after its end, in record time: once its processor group has stored in
+// Redis every input record up to its end plus Grace (ScoresDone, StepsDone), so that a backlog
+// (a processor down, then catching up) is on the board before it is archived; and never before
+// that instant on the wall clock. Each board is read from Redis in chunks in rank order and
+// written in batches (each retried with backoff while ClickHouse is down), and a mark beside
+// it (rsredis.ArchiveMarks), expiring with it, then records that it was archived, so a restart
+// does not archive it again (the global board's mark last: it says the period is done). A crash
 // between the rows and the mark archives the period again: the same rows, under a later
 // archived_at, which board_archive's key collapses (FINAL shows each rank once). Periods
 // whose board expired already (retention) are not looked at.
