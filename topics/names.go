@@ -102,6 +102,9 @@ const (
 	// StepsHistoryGroup writes the daily steps history from the steps group's table (its
 	// changelog) to the history store (a franz-go consumer group: it keeps no state).
 	StepsHistoryGroup goka.Group = "steps-history"
+	// ScoresTotalsGroup writes every member's scores from the changelog of ScoresGroup's
+	// table to the history store (a franz-go consumer group, not a goka processor).
+	ScoresTotalsGroup goka.Group = "scores-totals"
 )
 
 // Specs returns every topic rankstream needs, with the given partition count for the

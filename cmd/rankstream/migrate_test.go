@@ -28,7 +28,7 @@ func TestMigrateCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("first migrate: exit %d, stderr:\n%s", code, errOut)
 	}
-	for _, table := range []string{"topk_history", "user_daily_steps", "board_archive"} {
+	for _, table := range []string{"topk_history", "user_daily_steps", "board_archive", "board_member_scores"} {
 		if !strings.Contains(out, "created table "+database+"."+table) {
 			t.Errorf("first migrate does not say it created %s:\n%s", table, out)
 		}

@@ -16,13 +16,15 @@ import (
 	"github.com/rankstream/rankstream/topics"
 )
 
-const produceUsage = "Usage: rankstream produce steps|search [flags]   (rankstream produce <kind> --help)"
+const produceUsage = "Usage: rankstream produce steps|scores|search [flags]   (rankstream produce <kind> --help)"
 
 func runProduce(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
 		case "steps":
 			return produceSteps(ctx, args[1:], stdout, stderr)
+		case "scores":
+			return produceScores(ctx, args[1:], stdout, stderr)
 		case "search":
 			return produceSearch(ctx, args[1:], stdin, stdout, stderr)
 		}
@@ -53,6 +55,34 @@ func produceSteps(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return exitCode(err, stderr)
 	}
 	return exitCode(pf.produce(ctx, topics.StepsReported, gen.Next, log, stdout), stderr)
+}
+
+func produceScores(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("produce scores", "Generates score ops into scores.updated: members of several scopes on the given boards, incr ops (points won, a tenth of them lost) or set ops (a running score reported whole), and duplicates (same request id). The boards must be declared in the boards file of `process` (rankstream dev declares arena and highscore).")
+	fs.SetOutput(stderr)
+	var pf produceFlags
+	pf.register(fs)
+	var cfg loadgen.ScoresConfig
+	boardOps := fs.String("board-ops", "arena:incr,highscore:set", "boards and the op each gets, comma-separated <board>:incr|set")
+	scopes := fs.String("scopes", strings.Join(loadgen.DefaultRegions, ","), "scopes of the members (each member keeps one), comma-separated")
+	fs.IntVar(&cfg.Members, "members", 10_000, "distinct members")
+	fs.Float64Var(&cfg.DupRatio, "dup-ratio", 0.05, "share of ops re-sent unchanged (same request id)")
+	log, err := pf.parse(fs, args, stderr)
+	if err != nil {
+		return exitCode(err, stderr)
+	}
+	for _, bo := range strings.Split(*boardOps, ",") {
+		name, op, _ := strings.Cut(strings.TrimSpace(bo), ":")
+		cfg.Boards = append(cfg.Boards, loadgen.ScoreBoardLoad{Board: name, Op: op})
+	}
+	cfg.Scopes = strings.Split(*scopes, ",")
+	cfg.Seed = pf.seed
+	gen, err := loadgen.NewScores(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "--board-ops %q: %v\n", *boardOps, err)
+		return exitCode(errUsage, stderr)
+	}
+	return exitCode(pf.produce(ctx, topics.ScoresUpdated, gen.Next, log, stdout), stderr)
 }
 
 // produceFlags are the flags of every produce kind: Kafka, logging, how much and how fast,

@@ -75,6 +75,26 @@ func TestProduceSearch(t *testing.T) {
 			}
 		}
 
+		code, out = run("", "produce", "scores", "--count", "400", "--members", "30", "--board-ops", "arena:incr,highscore:set",
+			"--scopes", "eu,us", "--log-level", "warn")
+		if code != 0 || !strings.Contains(out, "sent 400 records") {
+			t.Fatalf("produce scores: exit %d\n%s", code, out)
+		}
+		ops := map[string]int{}
+		for _, r := range consume(t, brokers, prefix+string(topics.ScoresUpdated), 400) {
+			op, err := topics.DecodeScoreOp(string(r.Key), r.Value, r.Timestamp, topics.DefaultScoreRules)
+			if err != nil {
+				t.Fatalf("produce scores sent an invalid op: %v", err)
+			}
+			if op.Scope != "eu" && op.Scope != "us" {
+				t.Fatalf("produce scores: scope %q, want eu or us", op.Scope)
+			}
+			ops[op.Board+":"+op.Op]++
+		}
+		if len(ops) != 2 || ops["arena:incr"] == 0 || ops["highscore:set"] == 0 {
+			t.Errorf("produce scores: ops %v, want arena:incr and highscore:set", ops)
+		}
+
 		recs := consume(t, brokers, prefix+string(topics.SearchQueries), 3003)
 		terms := map[string]int{}
 		replayed := map[string]int64{} // key -> ts
@@ -109,8 +129,9 @@ func TestProduceUsageErrors(t *testing.T) {
 		code int
 		say  string
 	}{
-		{[]string{"produce"}, 2, "steps|search"},
-		{[]string{"produce", "clicks"}, 2, "steps|search"},
+		{[]string{"produce"}, 2, "steps|scores|search"},
+		{[]string{"produce", "clicks"}, 2, "steps|scores|search"},
+		{[]string{"produce", "scores", "--board-ops", "arena:add"}, 2, `--board-ops "arena:add": loadgen: board "arena" with op "add"`},
 		{[]string{"produce", "search", "--file", "x.tsv", "--trending", "a"}, 2, "--trending only shape a generated stream"},
 		{[]string{"produce", "search", "--skew", "-1", "--brokers", "127.0.0.1:1"}, 1, "skew -1"},
 		{[]string{"produce", "search", "--file", "/nonexistent/q.tsv"}, 1, "--file: open /nonexistent/q.tsv"},

@@ -44,7 +44,15 @@ type Pipeline struct {
 	// changelog), gathering changes for StepsHistoryInterval (0: the default, a minute).
 	StepsHistory         steps.HistoryStore
 	StepsHistoryInterval time.Duration
-	Log                  *slog.Logger
+	// Archive, when not nil, takes the final board of every finished period (Archiver).
+	Archive ArchiveStore
+	// ArchiveGrace is how long after a period's end its board is archived
+	// (DefaultArchiveGrace when 0).
+	ArchiveGrace time.Duration
+	// Totals, when not nil and boards are declared, takes every member's scores (group
+	// scores-totals).
+	Totals scores.TotalsStore
+	Log    *slog.Logger
 }
 
 // StepsConfig shapes the steps processor and its Redis sink.
@@ -71,8 +79,9 @@ type ScoresConfig struct {
 
 // Units returns the units of every processor, each run by a kafka.Supervisor: steps with its
 // Redis sink, scores with its Redis sink (when boards are declared), hot, hot-merge and, with
-// history stores, hot-history and steps-history. cl is the process's Kafka client (of
-// p.Kafka), shared by the units and closed by the caller once they all returned.
+// history stores, hot-history, steps-history, the archiver and scores-totals. cl is the
+// process's Kafka client (of p.Kafka), shared by the units and closed by the caller once they
+// all returned.
 func (p Pipeline) Units(cl *kafka.Client) []Unit {
 	p.Hot.Names, p.Hot.Partitions, p.Hot.Log = p.Kafka.Names, p.Kafka.Partitions, p.Log
 	p.Merge.Names, p.Merge.Partitions, p.Merge.Log = p.Kafka.Names, p.Kafka.Partitions, p.Log
@@ -101,6 +110,18 @@ func (p Pipeline) Units(cl *kafka.Client) []Unit {
 	if p.StepsHistory != nil {
 		units = append(units, Unit{string(steps.HistoryGroup), func(ctx context.Context) error {
 			return steps.RunHistory(ctx, kc, p.StepsHistory, p.StepsHistoryInterval, log)
+		}})
+	}
+	if p.Archive != nil {
+		a := Archiver{Boards: p.Scores.Boards, StepsRetention: p.Steps.Rules.Retention, Grace: p.ArchiveGrace,
+			ScoresDone: ProcessedUntil(cl, scores.Group, topics.ScoresUpdated),
+			StepsDone:  ProcessedUntil(cl, steps.Group, topics.StepsReported),
+			Redis:      p.Redis, Store: p.Archive, Log: log}
+		units = append(units, Unit{"archive", a.Run})
+	}
+	if p.Totals != nil && len(p.Scores.Boards) > 0 {
+		units = append(units, Unit{string(scores.TotalsGroup), func(ctx context.Context) error {
+			return scores.RunTotals(ctx, kc, p.Totals, log)
 		}})
 	}
 	return units

@@ -20,8 +20,8 @@ type ProcessConfig struct {
 	HTTPAddr  string // /metrics, /healthz, /readyz
 	// CreateTopics creates missing topics at start (otherwise they are only verified).
 	CreateTopics bool
-	// History, when not nil, opens the ClickHouse sink of the history: hot-search snapshots
-	// and daily steps.
+	// History, when not nil, opens the ClickHouse sink of the history: hot-search snapshots,
+	// daily steps, the board archive and the members' scores.
 	History func() (*rsclickhouse.Sink, error)
 }
 
@@ -45,6 +45,7 @@ func Process(ctx context.Context, cfg ProcessConfig, log *slog.Logger) error {
 		}
 		defer hist.Close()
 		p.History, p.StepsHistory = History{Sink: hist}, StepsHistory{Sink: hist}
+		p.Archive, p.Totals = hist, MemberScores{Sink: hist}
 	}
 
 	// The process's one Kafka client for topics, reads and synchronous writes (the consumer

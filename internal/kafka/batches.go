@@ -48,7 +48,12 @@ type BatchConsumer struct {
 	Interval time.Duration
 	// Skipped counts the records the store can never take.
 	Skipped prometheus.Counter
-	Log     *slog.Logger
+	// Reassigned, when not nil, is called when this member loses partitions (a rebalance, or
+	// the group's session lost): a batch that remembers what it wrote must forget it, since
+	// another member may have written those partitions meanwhile. It runs on the client's
+	// goroutine, concurrently with Add.
+	Reassigned func()
+	Log        *slog.Logger
 }
 
 // Run consumes until ctx ends or a write fails for good. What was added but not written when
@@ -56,8 +61,13 @@ type BatchConsumer struct {
 func (c BatchConsumer) Run(ctx context.Context, kc Config) error {
 	log := c.Log.With("group", c.Group)
 	// A client of its own: it is a member of the group.
-	cl, err := kc.KgoClient(kgo.ConsumerGroup(c.Group), kgo.ConsumeTopics(c.Topic), kgo.DisableAutoCommit(),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	opts := []kgo.Opt{kgo.ConsumerGroup(c.Group), kgo.ConsumeTopics(c.Topic), kgo.DisableAutoCommit(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}
+	if c.Reassigned != nil {
+		forget := func(context.Context, *kgo.Client, map[string][]int32) { c.Reassigned() }
+		opts = append(opts, kgo.OnPartitionsRevoked(forget), kgo.OnPartitionsLost(forget))
+	}
+	cl, err := kc.KgoClient(opts...)
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.Group, err)
 	}

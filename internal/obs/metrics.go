@@ -36,7 +36,7 @@ var (
 		Name: "rankstream_steps_writes_skipped_total", Help: "Valid step reports whose day's effect this instance had already handed to Redis unchanged since it took the partition: acknowledged without a write.",
 	})
 	HistorySkipped = promauto.NewCounterVec(prometheus.CounterOpts{
-		Name: "rankstream_history_skipped_total", Help: "Snapshots of a history queue the history store can never take (undecodable or invalid rows), skipped and logged, by topic.",
+		Name: "rankstream_history_skipped_total", Help: "Records of a topic written to the history store (hot.history's snapshots, the scores table's member states) that it can never take (undecodable or invalid rows), skipped and logged, by topic.",
 	}, []string{"topic"})
 	HotSnapshotsRejected = promauto.NewCounter(prometheus.CounterOpts{
 		Name: "rankstream_hot_snapshots_rejected_total", Help: "Merged hot-search snapshots that failed validation and were not published (logged; their partials stay in the merge table).",

@@ -1,5 +1,5 @@
 // Package clickhouse is rankstream's history sink: it creates the ClickHouse schema of the
-// contract (topk_history, user_daily_steps, board_archive) and writes rows into it through the
+// contract (topk_history, user_daily_steps, board_archive, board_member_scores) and writes rows into it through the
 // native batch API, idempotently, for analysts to query. It also holds the analysts' queries
 // that the README shows.
 //
@@ -32,6 +32,10 @@
 //     moves earlier), so the largest value wins in whatever order the writes land.
 //   - board_archive, key (board, period, rank): the version is archived_at, so a later archive
 //     of a period replaces an earlier one. Its key holds no date, so it has one partition.
+//   - board_member_scores, key (board, period, member): the version is the offset of the
+//     scores table's changelog record the row came from (a member's records are in one
+//     partition, in the order its ops applied), so the member's latest state wins. One
+//     partition, like board_archive.
 //
 // topk_history is partitioned by month of window_end; on servers with TTL (19.6 and later)
 // its rows expire after a retention set at creation (WithTopKRetention).

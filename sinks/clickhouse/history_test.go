@@ -1,6 +1,7 @@
 package clickhouse
 
 import (
+	"errors"
 	"testing"
 	"time"
 )
@@ -92,5 +93,66 @@ func TestBoardArchiveLaterArchiveWins(t *testing.T) {
 	}
 	if len(got) != 3 || got[0].Member != "bob" || got[1].Member != "ann" || got[2].Member != "dan" {
 		t.Fatalf("archive = %+v, want bob, ann, dan", got)
+	}
+}
+
+// TestMemberScoresLatestWins writes a member's scores out of order and again (a retry, a
+// replay): the highest version, i.e. the member's latest state, is what FINAL and argMax
+// show, once per (board, period, member); a reach time a DateTime cannot hold is refused
+// before anything is written.
+func TestMemberScoresLatestWins(t *testing.T) {
+	ctx := testContext(t)
+	s, conn := migrated(t)
+	ms := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC).UnixMilli()
+	row := func(period string, score int64, reached int64, deleted bool, version uint64) MemberScoreRow {
+		return MemberScoreRow{Board: "arena", Period: period, Member: "ann", Score: score, ReachedMs: reached, Scope: "eu", Deleted: deleted, Version: version}
+	}
+	late := []MemberScoreRow{row("d:20261130", 70, ms+5, false, 7), row("total", 170, ms+5, false, 7)}
+	for _, batch := range [][]MemberScoreRow{
+		late,
+		{row("d:20261130", 30, ms+1, false, 3), row("total", 130, ms+1, false, 3)}, // an older state lands last
+		{row("d:20261201", -4, ms+86_400_000, true, 9)},
+		late, // a replay
+	} {
+		if err := s.WriteMemberScores(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type got struct {
+		Period  string    `ch:"period"`
+		Score   int64     `ch:"score"`
+		At      time.Time `ch:"reached_at"`
+		Ms      int64     `ch:"reached_ms"`
+		Deleted uint8     `ch:"deleted"`
+	}
+	want := []got{
+		{"d:20261130", 70, time.UnixMilli(ms).UTC(), ms + 5, 0},
+		{"d:20261201", -4, time.UnixMilli(ms + 86_400_000).UTC(), ms + 86_400_000, 1},
+		{"total", 170, time.UnixMilli(ms).UTC(), ms + 5, 0},
+	}
+	for _, q := range []string{
+		"SELECT period, score, reached_at, reached_ms, deleted FROM board_member_scores FINAL WHERE board = 'arena' AND member = 'ann' ORDER BY period",
+		`SELECT period, argMax(score, version) AS score, argMax(reached_at, version) AS reached_at, argMax(reached_ms, version) AS reached_ms,
+		argMax(deleted, version) AS deleted FROM board_member_scores WHERE board = 'arena' AND member = 'ann' GROUP BY period ORDER BY period`,
+	} {
+		var rows []got
+		if err := conn.Select(ctx, &rows, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if len(rows) != len(want) {
+			t.Fatalf("%s: %+v, want %+v", q, rows, want)
+		}
+		for i := range rows {
+			if g, w := rows[i], want[i]; g.Period != w.Period || g.Score != w.Score || !g.At.Equal(w.At) || g.Ms != w.Ms || g.Deleted != w.Deleted {
+				t.Errorf("%s: row %d = %+v, want %+v", q, i, g, w)
+			}
+		}
+	}
+	far := row("total", 1, time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli(), false, 10)
+	if err := s.WriteMemberScores(ctx, []MemberScoreRow{row("total", 2, ms, false, 10), far}); !errors.Is(err, ErrInvalidRow) {
+		t.Fatalf("a reach time in 2200: %v, want ErrInvalidRow", err)
+	}
+	if n := count(t, conn, "SELECT count() FROM board_member_scores FINAL WHERE period = 'total'"); n != 1 {
+		t.Fatalf("%d total rows after a refused batch, want 1", n)
 	}
 }

@@ -35,6 +35,7 @@ func TestMigrateTwiceIsNoOp(t *testing.T) {
 		"table " + database + ".topk_history (no TTL: server 18.16 predates TTL)",
 		"table " + database + ".user_daily_steps",
 		"table " + database + ".board_archive",
+		"table " + database + ".board_member_scores",
 	}
 	if v := serverVersionOf(t, s); v.hasTTL() {
 		want[1] = "table " + database + ".topk_history (TTL 90 days)"

@@ -72,7 +72,26 @@ var (
 		version: "archived_at",
 		orderBy: "board, period, rank",
 	}
-	tables = []*table{&topkHistory, &userDailySteps, &boardArchive}
+	// boardMemberScores is every member's score on every period of a declared board, as it
+	// changes; its key holds no date either (the period is a string, total has none).
+	boardMemberScores = table{
+		name: "board_member_scores",
+		sink: "clickhouse-member-scores",
+		columns: []column{
+			{"board", "String"},
+			{"period", "String"},
+			{"member", "String"},
+			{"score", "Int64"},
+			{"reached_at", "DateTime('UTC')"},
+			{"reached_ms", "Int64"},
+			{"scope", "String"},
+			{"deleted", "UInt8"},
+			{"version", "UInt64"},
+		},
+		version: "version",
+		orderBy: "board, period, member",
+	}
+	tables = []*table{&topkHistory, &userDailySteps, &boardArchive, &boardMemberScores}
 )
 
 // createSQL is the table's CREATE TABLE IF NOT EXISTS in database db; rows expire ttlDays

@@ -12,21 +12,26 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rankstream/rankstream/internal/api"
+	"github.com/rankstream/rankstream/internal/app"
+	"github.com/rankstream/rankstream/internal/board"
 	"github.com/rankstream/rankstream/internal/boardsfile"
 	"github.com/rankstream/rankstream/internal/e2e"
 	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/obs"
 	"github.com/rankstream/rankstream/internal/testenv"
+	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"github.com/rankstream/rankstream/topics"
 )
@@ -104,12 +109,13 @@ func newRun(t *testing.T, brokers []string, bin, file string) *scoresRun {
 	return r
 }
 
-// start runs `rankstream process --boards` for this run's topics and Redis database.
-func (r *scoresRun) start(name string) *testenv.Process {
+// start runs `rankstream process --boards` for this run's topics and Redis database, with
+// extra flags.
+func (r *scoresRun) start(name string, extra ...string) *testenv.Process {
 	r.t.Helper()
-	p := testenv.StartProcess(r.t, name, r.bin, "process", "--brokers", strings.Join(r.kc.Brokers, ","),
+	p := testenv.StartProcess(r.t, name, r.bin, append([]string{"process", "--brokers", strings.Join(r.kc.Brokers, ","),
 		"--redis", r.redisURL, "--topic-prefix", r.kc.Names.Prefix, "--partitions", "8",
-		"--http", "127.0.0.1:0", "--coalesce", "200ms", "--log-level", "warn", "--boards", r.file)
+		"--http", "127.0.0.1:0", "--coalesce", "200ms", "--log-level", "warn", "--boards", r.file}, extra...)...)
 	r.processes = append(r.processes, p)
 	return p
 }
@@ -211,6 +217,132 @@ func TestScoreBoardsAfterKillWithTwoInstances(t *testing.T) {
 		r.start("process-a-again")
 		r.waitExact(truth, 2*time.Minute)
 		testenv.WaitFor(t, 30*time.Second, fmt.Sprintf("at least %d dead letters", invalid), func() bool { return r.deadLetters() >= int64(invalid) })
+	})
+}
+
+// TestScoreHistoryEndToEnd: `rankstream process --boards --history` on the generated stream
+// (already in the topic when it starts, as a backlog): ClickHouse's board_member_scores holds,
+// under FINAL, every member's latest score and reach time on every period of every board,
+// equal to the truth; and board_archive holds the global and every scope board of every period
+// that ended (plus the grace) before the test began, equal to the truth rank by rank, and
+// nothing of a period that has not ended.
+func TestScoreHistoryEndToEnd(t *testing.T) {
+	start := time.Now()
+	monday := lastMonday(start)
+	file, bin := boardsFile(t, monday), testenv.Rankstream(t)
+	defs, err := boardsfile.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
+		t.Parallel()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		addr, database := testenv.ClickHouseAddr(t)
+		sink, err := rsclickhouse.Open(ctx, addr, database)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sink.Close()
+		if _, err := sink.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		conn, err := clickhouse.Open(&clickhouse.Options{Addr: []string{addr}, Auth: clickhouse.Auth{Database: database, Username: "default"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		records, truth, _ := e2e.ScoreStream(rand.New(rand.NewPCG(13, 1)), e2e.ScoreBoards(monday), members, opsPerMember, monday)
+		r := newRun(t, brokers, bin, file)
+		produce(t, r.kc, records)
+		r.start("process", "--history", "--clickhouse", addr, "--clickhouse-database", database)
+		r.waitExact(truth, 2*time.Minute)
+
+		type row struct {
+			Member string `ch:"member"`
+			Score  int64  `ch:"score"`
+			Ms     int64  `ch:"reached_ms"`
+		}
+		window := func(k e2e.ScoreKey) board.Window {
+			for _, b := range defs {
+				if b.Name == k.Board {
+					p, id, _ := strings.Cut(k.Period, ":")
+					if p == "total" {
+						id = "total"
+					}
+					w, ok := b.WindowByID(board.Period(p), id)
+					if !ok {
+						t.Fatalf("no window %s of %s", k.Period, k.Board)
+					}
+					return w
+				}
+			}
+			t.Fatalf("no board %s", k.Board)
+			return board.Window{}
+		}
+		archived, open := 0, 0
+		problem := func() string {
+			archived, open = 0, 0
+			for k, rows := range truth {
+				period := k.Period
+				if k.Scope == "global" {
+					var got []row
+					if err := conn.Select(ctx, &got, `SELECT member, score, reached_ms FROM board_member_scores FINAL
+						WHERE board = ? AND period = ? AND deleted = 0 ORDER BY score DESC, reached_ms, member`, k.Board, k.Period); err != nil {
+						t.Fatal(err)
+					}
+					want := make([]row, len(rows))
+					for i, x := range rows {
+						want[i] = row{x.Member, x.Score, x.Reached}
+					}
+					if !slices.Equal(got, want) {
+						return fmt.Sprintf("board_member_scores of %s %s: %v, want %v", k.Board, k.Period, got, want)
+					}
+				} else {
+					period += ":s:" + k.Scope
+				}
+				var ranks []struct {
+					Rank   uint32 `ch:"rank"`
+					Member string `ch:"member"`
+					Score  int64  `ch:"score"`
+				}
+				if err := conn.Select(ctx, &ranks, "SELECT rank, member, score FROM board_archive FINAL WHERE board = ? AND period = ? ORDER BY rank", k.Board, period); err != nil {
+					t.Fatal(err)
+				}
+				w := window(k)
+				if w.End.IsZero() || w.End.Add(app.DefaultArchiveGrace).After(start) {
+					open++
+					if !w.End.IsZero() && w.End.Add(app.DefaultArchiveGrace).After(time.Now()) && len(ranks) > 0 {
+						t.Fatalf("board_archive holds %s %s, which ends at %s", k.Board, period, w.End)
+					}
+					continue
+				}
+				archived++
+				if len(ranks) != len(rows) {
+					return fmt.Sprintf("board_archive of %s %s: %d ranks, want %d", k.Board, period, len(ranks), len(rows))
+				}
+				for i, x := range ranks {
+					if x.Rank != uint32(i+1) || x.Member != rows[i].Member || x.Score != rows[i].Score {
+						t.Fatalf("board_archive of %s %s: rank %d = %+v, want %+v", k.Board, period, i+1, x, rows[i])
+					}
+				}
+			}
+			return ""
+		}
+		last := ""
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Log("last difference:", last)
+			}
+		})
+		testenv.WaitFor(t, 2*time.Minute, "ClickHouse's member scores and archives equal the truth", func() bool {
+			last = problem()
+			return last == ""
+		})
+		if archived == 0 {
+			t.Fatalf("no finished period among the %d boards", len(truth))
+		}
+		t.Logf("%d finished boards (global and scopes) archived exactly, %d open", archived, open)
 	})
 }
 
