@@ -28,7 +28,7 @@ func TestReadsOnARedisCluster(t *testing.T) {
 	defer cancel()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 
-	w := rsredis.NewStepsWriter(rdb, rsredis.StepsOptions{Interval: 20 * time.Millisecond, Logger: quiet})
+	w := rsredis.NewStepsWriter(rdb, rsredis.StepsOptions{FlushOptions: rsredis.FlushOptions{Interval: 20 * time.Millisecond, Logger: quiet}})
 	runCtx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(runCtx) }()

@@ -130,7 +130,7 @@ func (p Pipeline) Units(cl *kafka.Client) []Unit {
 // runSteps runs the steps processor and its Redis sink until ctx ends.
 func (p Pipeline) runSteps(ctx context.Context) error {
 	kc, log := p.Kafka, p.Log
-	sink := rsredis.NewStepsWriter(p.Redis, rsredis.StepsOptions{Interval: p.Steps.Coalesce, MaxPending: p.Steps.MaxPending, Retention: p.Steps.Rules.Retention, Logger: log})
+	sink := rsredis.NewStepsWriter(p.Redis, rsredis.StepsOptions{FlushOptions: rsredis.FlushOptions{Interval: p.Steps.Coalesce, MaxPending: p.Steps.MaxPending, Logger: log}, Retention: p.Steps.Rules.Retention})
 	cfg := steps.Config{Names: kc.Names, Rules: p.Steps.Rules, Sink: sink, Log: log}
 	return runWithSink(ctx, sink, func(ctx context.Context) error {
 		return steps.Run(ctx, cfg, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(steps.Group), log)...)
@@ -140,7 +140,7 @@ func (p Pipeline) runSteps(ctx context.Context) error {
 // runScores runs the scores processor and its Redis sink until ctx ends.
 func (p Pipeline) runScores(ctx context.Context) error {
 	kc, log := p.Kafka, p.Log
-	sink := rsredis.NewScoresWriter(p.Redis, p.Scores.Boards, rsredis.ScoresOptions{Interval: p.Scores.Coalesce, MaxPending: p.Scores.MaxPending, Logger: log})
+	sink := rsredis.NewScoresWriter(p.Redis, p.Scores.Boards, rsredis.FlushOptions{Interval: p.Scores.Coalesce, MaxPending: p.Scores.MaxPending, Logger: log})
 	cfg := scores.Config{Names: kc.Names, Rules: p.Scores.Rules, Boards: p.Scores.Boards, Sink: sink, Log: log}
 	return runWithSink(ctx, sink, func(ctx context.Context) error {
 		return scores.Run(ctx, cfg, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(scores.Group), log)...)

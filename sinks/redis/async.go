@@ -23,8 +23,47 @@ var ErrClosed = errors.New("redis sink: closed before the write succeeded")
 // failed records.
 var ErrEarlierWriteFailed = errors.New("redis sink: an earlier write failed, nothing after it is acknowledged")
 
-// asyncOptions are what every asynchronous writer's layer needs; the writers' options fill
-// them with their defaults.
+// FlushOptions shape an asynchronous writer (StepsWriter, ScoresWriter): how long it coalesces
+// updates, when it flushes early, when Submit pushes back, and how long it waits between the
+// retries of a failed flush; zero fields take the defaults in brackets.
+type FlushOptions struct {
+	// Interval is how long updates are coalesced by key before a pipelined flush [500 ms].
+	Interval time.Duration
+	// MaxBatch flushes early once this many distinct keys wait [20,000].
+	MaxBatch int
+	// MaxPending blocks Submit once this many records wait for a flush [200,000].
+	MaxPending int
+	// MaxBackoff caps the wait between retries of a failed flush [5 s].
+	MaxBackoff time.Duration
+	Logger     *slog.Logger
+}
+
+func (o *FlushOptions) defaults() {
+	if o.Interval <= 0 {
+		o.Interval = 500 * time.Millisecond
+	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = 20_000
+	}
+	if o.MaxPending <= 0 {
+		o.MaxPending = 200_000
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = 5 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// async returns the layer's options for the writer whose metrics say sink=name; o has its
+// defaults already.
+func (o FlushOptions) async(name string) asyncOptions {
+	return asyncOptions{name: name, interval: o.Interval, maxBatch: o.MaxBatch, maxPending: o.MaxPending,
+		maxBackoff: o.MaxBackoff, log: o.Logger}
+}
+
+// asyncOptions are what every asynchronous writer's layer needs (FlushOptions.async).
 type asyncOptions struct {
 	name       string // the metrics' sink label: redis-steps, redis-scores
 	interval   time.Duration

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	goredis "github.com/redis/go-redis/v9"
@@ -12,38 +11,6 @@ import (
 	"github.com/rankstream/rankstream/internal/board"
 	"github.com/rankstream/rankstream/internal/obs"
 )
-
-// ScoresOptions configure a ScoresWriter; zero fields take the defaults.
-type ScoresOptions struct {
-	// Interval is how long updates are coalesced per member and period before a flush;
-	// default 500 ms.
-	Interval time.Duration
-	// MaxBatch flushes early once this many distinct member-periods wait; default 20,000.
-	MaxBatch int
-	// MaxPending blocks Submit once this many records wait for a flush; default 200,000.
-	MaxPending int
-	// MaxBackoff caps the wait between retries of a failed flush; default 5 s.
-	MaxBackoff time.Duration
-	Logger     *slog.Logger
-}
-
-func (o *ScoresOptions) defaults() {
-	if o.Interval <= 0 {
-		o.Interval = 500 * time.Millisecond
-	}
-	if o.MaxBatch <= 0 {
-		o.MaxBatch = 20_000
-	}
-	if o.MaxPending <= 0 {
-		o.MaxPending = 200_000
-	}
-	if o.MaxBackoff <= 0 {
-		o.MaxBackoff = 5 * time.Second
-	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
-}
 
 // memberPeriod keys a member's entry on one period of a board.
 type memberPeriod struct {
@@ -69,15 +36,14 @@ type ScoresWriter struct {
 }
 
 // NewScoresWriter returns a writer of the given boards on rdb. Call Run to start flushing.
-func NewScoresWriter(rdb goredis.UniversalClient, boards []*board.Board, opts ScoresOptions) *ScoresWriter {
+func NewScoresWriter(rdb goredis.UniversalClient, boards []*board.Board, opts FlushOptions) *ScoresWriter {
 	opts.defaults()
 	w := &ScoresWriter{w: NewBoardWriter(rdb), shards: make(map[string]int, len(boards)), log: opts.Logger,
 		skipped: obs.SinkRowsSkipped.WithLabelValues("redis-scores")}
 	for _, b := range boards {
 		w.shards[b.Name] = b.Shards
 	}
-	w.q = newAsync(asyncOptions{name: "redis-scores", interval: opts.Interval, maxBatch: opts.MaxBatch,
-		maxPending: opts.MaxPending, maxBackoff: opts.MaxBackoff, log: opts.Logger}, addScores, w.write)
+	w.q = newAsync(opts.async("redis-scores"), addScores, w.write)
 	return w
 }
 

@@ -28,7 +28,7 @@ func scoreBoards(t *testing.T) []*board.Board {
 	return bs
 }
 
-func runScoresWriter(t *testing.T, rdb goredis.UniversalClient, opts rsredis.ScoresOptions) *rsredis.ScoresWriter {
+func runScoresWriter(t *testing.T, rdb goredis.UniversalClient, opts rsredis.FlushOptions) *rsredis.ScoresWriter {
 	t.Helper()
 	opts.Logger = quiet
 	w := rsredis.NewScoresWriter(rdb, scoreBoards(t), opts)
@@ -55,7 +55,7 @@ func page(t *testing.T, r *rsredis.Reader, ref rsredis.BoardRef) []rsredis.Ranke
 func TestScoresWriterWritesBoards(t *testing.T) {
 	eachServer(t, func(t *testing.T, rdb goredis.UniversalClient) {
 		r := rsredis.NewReader(rdb)
-		w := runScoresWriter(t, rdb, rsredis.ScoresOptions{Interval: 20 * time.Millisecond})
+		w := runScoresWriter(t, rdb, rsredis.FlushOptions{Interval: 20 * time.Millisecond})
 		exp := time.Now().Add(time.Hour).Truncate(time.Second)
 		day := func(member string, score, reached int64, scope string, left ...string) board.ScoreUpdate {
 			return board.ScoreUpdate{Board: "arena", Member: member, Period: board.PeriodDay, PeriodID: "20261130", ExpireAt: exp,
@@ -125,7 +125,7 @@ func TestScoresWriterHoldsAcksWhileRedisIsDown(t *testing.T) {
 	proxy := testenv.NewProxy(t, addr)
 	rdb := goredis.NewClient(&goredis.Options{Addr: proxy.Addr(), DB: db, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	t.Cleanup(func() { rdb.Close() })
-	w := rsredis.NewScoresWriter(rdb, scoreBoards(t), rsredis.ScoresOptions{Interval: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond, Logger: quiet})
+	w := rsredis.NewScoresWriter(rdb, scoreBoards(t), rsredis.FlushOptions{Interval: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond, Logger: quiet})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ran := make(chan error, 1)
@@ -190,7 +190,7 @@ func TestScoresWriterHoldsAcksWhileRedisIsDown(t *testing.T) {
 // all, in several pipelines, and acknowledges once.
 func TestScoresWriterWritesLargeBatchesInPipelines(t *testing.T) {
 	eachServer(t, func(t *testing.T, rdb goredis.UniversalClient) {
-		w := runScoresWriter(t, rdb, rsredis.ScoresOptions{Interval: 300 * time.Millisecond})
+		w := runScoresWriter(t, rdb, rsredis.FlushOptions{Interval: 300 * time.Millisecond})
 		var us []board.ScoreUpdate
 		for i := range 2_500 {
 			us = append(us, board.ScoreUpdate{Board: "arena", Member: fmt.Sprintf("m%04d", i), Period: board.PeriodTotal, PeriodID: "total",

@@ -3,7 +3,6 @@ package redis
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"slices"
 	"time"
 
@@ -59,38 +58,15 @@ func setMaxGroups(keys []string, cluster bool) [][]int {
 
 // StepsOptions configure a StepsWriter; zero fields take the defaults.
 type StepsOptions struct {
-	// Interval is how long updates are coalesced per user and day before a flush; default
-	// 500 ms.
-	Interval time.Duration
-	// MaxBatch flushes early once this many distinct user-days wait; default 20,000.
-	MaxBatch int
-	// MaxPending blocks Submit once this many records wait for a flush; default 200,000.
-	MaxPending int
+	FlushOptions // coalesced per user and day
 	// Retention is how long after a day's last possible instant its keys live; default 7 days.
 	Retention time.Duration
-	// MaxBackoff caps the wait between retries of a failed flush; default 5 s.
-	MaxBackoff time.Duration
-	Logger     *slog.Logger
 }
 
 func (o *StepsOptions) defaults() {
-	if o.Interval <= 0 {
-		o.Interval = 500 * time.Millisecond
-	}
-	if o.MaxBatch <= 0 {
-		o.MaxBatch = 20_000
-	}
-	if o.MaxPending <= 0 {
-		o.MaxPending = 200_000
-	}
+	o.FlushOptions.defaults()
 	if o.Retention <= 0 {
 		o.Retention = 7 * 24 * time.Hour
-	}
-	if o.MaxBackoff <= 0 {
-		o.MaxBackoff = 5 * time.Second
-	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
 	}
 }
 
@@ -120,8 +96,7 @@ type StepsWriter struct {
 func NewStepsWriter(rdb goredis.UniversalClient, opts StepsOptions) *StepsWriter {
 	opts.defaults()
 	w := &StepsWriter{rdb: rdb, opts: opts}
-	w.q = newAsync(asyncOptions{name: "redis-steps", interval: opts.Interval, maxBatch: opts.MaxBatch,
-		maxPending: opts.MaxPending, maxBackoff: opts.MaxBackoff, log: opts.Logger}, addStep, w.write)
+	w.q = newAsync(opts.async("redis-steps"), addStep, w.write)
 	w.q.retried = func(ctx context.Context, err error) {
 		if goredis.HasErrorPrefix(err, "NOSCRIPT") { // Redis lost the script cache (a restart, SCRIPT FLUSH)
 			if lerr := setMax.Load(ctx, w.rdb).Err(); lerr != nil {

@@ -14,7 +14,7 @@ import (
 // the real redis-server: 200k users in 5 regions, each update acknowledged.
 func BenchmarkStepsWriter(b *testing.B) {
 	rdb := testenv.Redis(b)
-	w := runWriter(b, rdb, rsredis.StepsOptions{Interval: 100 * time.Millisecond})
+	w := runWriter(b, rdb, rsredis.StepsOptions{FlushOptions: rsredis.FlushOptions{Interval: 100 * time.Millisecond}})
 
 	day := board.Day(20261130)
 	base := day.FirstInstant().UnixMilli() + 3600_000

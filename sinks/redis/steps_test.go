@@ -76,7 +76,7 @@ func waitAcks(t *testing.T, a *acks, n int) {
 
 func TestStepsWriterWritesValuesAndBoards(t *testing.T) {
 	eachServer(t, func(t *testing.T, rdb goredis.UniversalClient) {
-		w := runWriter(t, rdb, rsredis.StepsOptions{Interval: 20 * time.Millisecond})
+		w := runWriter(t, rdb, rsredis.StepsOptions{FlushOptions: rsredis.FlushOptions{Interval: 20 * time.Millisecond}})
 		day := board.Day(20261130)
 		base := day.FirstInstant().UnixMilli() + 20*3600*1000
 		var a acks
@@ -132,7 +132,7 @@ func TestStepsWriterWritesValuesAndBoards(t *testing.T) {
 // update (the same values) carries the regions left and removes them again.
 func TestStepsWriterRemovesLeftRegionsOnEveryUpdate(t *testing.T) {
 	eachServer(t, func(t *testing.T, rdb goredis.UniversalClient) {
-		w := runWriter(t, rdb, rsredis.StepsOptions{Interval: 20 * time.Millisecond})
+		w := runWriter(t, rdb, rsredis.StepsOptions{FlushOptions: rsredis.FlushOptions{Interval: 20 * time.Millisecond}})
 		day := board.Day(20261130)
 		ctx := context.Background()
 		rdb.ZAdd(ctx, rsredis.StepsRegionBoard("eu-west", day), goredis.Z{Score: 1, Member: "alice"}, goredis.Z{Score: 1, Member: "bob"})
@@ -154,7 +154,7 @@ func TestStepsWriterRemovesLeftRegionsOnEveryUpdate(t *testing.T) {
 
 func TestStepsWriterTieGoesToWhoReachedFirst(t *testing.T) {
 	eachServer(t, func(t *testing.T, rdb goredis.UniversalClient) {
-		w := runWriter(t, rdb, rsredis.StepsOptions{Interval: 20 * time.Millisecond})
+		w := runWriter(t, rdb, rsredis.StepsOptions{FlushOptions: rsredis.FlushOptions{Interval: 20 * time.Millisecond}})
 		day := board.Day(20261130)
 		base := day.FirstInstant().UnixMilli() + 3600*1000
 		var a acks
@@ -180,7 +180,7 @@ func TestStepsWriterHoldsAcksWhileRedisIsDown(t *testing.T) {
 	t.Cleanup(func() { rdb.Close() })
 
 	proxy.SetDown(true)
-	w := runWriter(t, rdb, rsredis.StepsOptions{Interval: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond})
+	w := runWriter(t, rdb, rsredis.StepsOptions{FlushOptions: rsredis.FlushOptions{Interval: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond}})
 	day := board.Day(20261130)
 	var a acks
 	for i := range 50 {
@@ -211,7 +211,7 @@ func TestStepsWriterAcknowledgesNothingAfterAFailedWrite(t *testing.T) {
 	proxy := testenv.NewProxy(t, addr)
 	rdb := goredis.NewClient(&goredis.Options{Addr: proxy.Addr(), DB: db, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	t.Cleanup(func() { rdb.Close() })
-	w := rsredis.NewStepsWriter(rdb, rsredis.StepsOptions{Interval: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond, MaxPending: 5, Logger: quiet})
+	w := rsredis.NewStepsWriter(rdb, rsredis.StepsOptions{FlushOptions: rsredis.FlushOptions{Interval: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond, MaxPending: 5, Logger: quiet}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ran := make(chan error, 1)
