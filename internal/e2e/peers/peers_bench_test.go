@@ -166,12 +166,13 @@ func stepReports(b *testing.B, n int) []*kgo.Record {
 	return out[:n]
 }
 
-// poison returns invalid records whose reasons do not quote a JSON decoder's own words (those
-// differ between Go and Jackson), and a user who moves through 17 regions in a day: the last
-// move is one too many and is dead-lettered, the 16 before it move the user between boards.
+// poison returns invalid records of many kinds, a few valid ones in shapes the generator does
+// not make (RFC 3339 times with an offset and a fraction), and a user who moves through 17
+// regions in a day: the last move is one too many and is dead-lettered, the 16 before it move
+// the user between boards.
 func poison(now time.Time) []*kgo.Record {
 	report := func(user, ts, extra string) []byte {
-		return []byte(`{"request_id":"p-` + user + `-` + ts + `","user_id":"` + user + `","steps":1000,"ts":` + ts + `,"tz":"Europe/Berlin"` + extra + `}`)
+		return []byte(`{"request_id":"p-` + user + `","user_id":"` + user + `","steps":1000,"ts":` + ts + `,"tz":"Europe/Berlin"` + extra + `}`)
 	}
 	ms := func(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
 	at := ms(now)
@@ -192,6 +193,13 @@ func poison(now time.Time) []*kgo.Record {
 		rec("p12", []byte(`{"request_id":"x","user_id":"p12","steps":1.5,"ts":`+at+`,"tz":"UTC"}`)),
 		rec("p13", []byte(`{"request_id":"x","user_id":"p13","steps":1,"ts":"2026-11-30T08:00:00+08:00","tz":"UTC","region":"a:b"}`)),
 		rec("p14", []byte(`{"request_id":"x","user_id":"p14","steps":1,"ts":`+at+`,"tz":"Local"}`)),
+		rec("p15", []byte(`not json`)),
+		rec("p16", []byte(`{"request_id":1,"user_id":"p16","steps":1,"ts":`+at+`,"tz":"UTC"}`)),
+		rec("p17", []byte(`[1]`)),
+		rec("p18", []byte(`{"request_id":"x","user_id":"p18","steps":1,"ts":`+at+`,"tz":"UTC"} x`)),
+		rec("p19", []byte(`{"request_id":"x","user_id":"p19","steps":1,"ts":"yesterday","tz":"UTC"}`)),
+		rec("rfc1", report("rfc1", `"`+now.In(time.FixedZone("", 8*3600)).Format(time.RFC3339Nano)+`"`, `,"region":"eu-west"`)),
+		rec("rfc2", report("rfc2", `"`+now.Add(-time.Hour).UTC().Format("2006-01-02T15:04:05.000Z")+`"`, "")),
 	}
 	for i := range 17 {
 		out = append(out, rec("mover", []byte(fmt.Sprintf(
@@ -579,6 +587,9 @@ func readDeadLetters(b *testing.B, brokers []string, topic string, from, to map[
 	return out
 }
 
+// diffDeadLetters compares two runs' dead letters by their source record. Reasons must be
+// equal, except that a reason quoting the JSON decoder ("invalid event: json: ...") only needs
+// to be one on both sides: Go's and Jackson's words differ.
 func diffDeadLetters(a, b []deadLetter) string {
 	key := func(d deadLetter) string { return fmt.Sprintf("%d/%d", d.partition, d.offset) }
 	am, bm := map[string]string{}, map[string]string{}
@@ -590,6 +601,10 @@ func diffDeadLetters(a, b []deadLetter) string {
 	}
 	var d []string
 	for _, k := range sortedUnion(am, bm) {
+		const jsonReason = "invalid event: json: "
+		if strings.HasPrefix(am[k], jsonReason) && strings.HasPrefix(bm[k], jsonReason) {
+			continue
+		}
 		if am[k] != bm[k] {
 			d = append(d, fmt.Sprintf("record %s: %q vs %q", k, am[k], bm[k]))
 		}

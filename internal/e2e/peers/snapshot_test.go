@@ -49,4 +49,11 @@ func TestDiffDeadLetters(t *testing.T) {
 	if d := diffDeadLetters(a, []deadLetter{a[0], {3, 7, "other"}}); !strings.Contains(d, "other") {
 		t.Fatalf("another reason: %q", d)
 	}
+	j := []deadLetter{{1, 1, "invalid event: json: invalid character 'o' in literal null"}}
+	if d := diffDeadLetters(j, []deadLetter{{1, 1, "invalid event: json: Unrecognized token 'not'"}}); d != "" {
+		t.Fatalf("two JSON decoders' words for one record: %s", d)
+	}
+	if d := diffDeadLetters(j, []deadLetter{{1, 1, "invalid event: steps: missing"}}); d == "" {
+		t.Fatal("a JSON reason against another reason: not seen")
+	}
 }
