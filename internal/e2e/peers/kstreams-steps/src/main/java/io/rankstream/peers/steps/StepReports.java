@@ -96,25 +96,29 @@ final class StepReports {
      */
     private static Wire parse(byte[] value) throws InvalidException {
         Wire w = new Wire();
+        if (value.length >= 3 && (value[0] & 0xff) == 0xEF && (value[1] & 0xff) == 0xBB && (value[2] & 0xff) == 0xBF) {
+            throw invalid("json: a byte order mark before the value"); // Jackson would skip it
+        }
+        value = replaceLoneSurrogates(value);
         try (JsonParser p = JSON.createParser(value)) {
             JsonToken t = p.nextToken();
             if (t == JsonToken.START_OBJECT) {
                 while ((t = p.nextToken()) == JsonToken.FIELD_NAME) {
                     String name = p.currentName();
                     t = p.nextToken();
-                    if (name.equalsIgnoreCase("request_id")) {
+                    if (is(name, "request_id")) {
                         w.requestId = string(p, t, name, w.requestId);
-                    } else if (name.equalsIgnoreCase("user_id")) {
+                    } else if (is(name, "user_id")) {
                         w.userId = string(p, t, name, w.userId);
-                    } else if (name.equalsIgnoreCase("device_id")) {
+                    } else if (is(name, "device_id")) {
                         w.deviceId = string(p, t, name, w.deviceId);
-                    } else if (name.equalsIgnoreCase("tz")) {
+                    } else if (is(name, "tz")) {
                         w.tz = string(p, t, name, w.tz);
-                    } else if (name.equalsIgnoreCase("region")) {
+                    } else if (is(name, "region")) {
                         w.region = string(p, t, name, w.region);
-                    } else if (name.equalsIgnoreCase("steps")) {
-                        w.steps = raw(p, t);
-                    } else if (name.equalsIgnoreCase("ts")) {
+                    } else if (is(name, "steps")) {
+                        w.steps = raw(p, t, value);
+                    } else if (is(name, "ts")) {
                         timestamp(p, t, w);
                     } else {
                         p.skipChildren();
@@ -134,6 +138,40 @@ final class StepReports {
         return w;
     }
 
+    /**
+     * Whether a JSON key names a field (all lower-case ASCII) as segmentio/encoding/json, our
+     * decoder, decides: the exact name, or else the key folded. An ASCII key folds to lower
+     * case; any other key folds rune by rune with unicode.SimpleFold (then A-Z to a-z), which
+     * turns U+017F (long s) into s and U+212A (Kelvin sign) into k, but also s into U+017F and
+     * k into U+212A, so that such a key never matches with a plain s or k in it.
+     */
+    private static boolean is(String name, String field) {
+        boolean ascii = true;
+        for (int i = 0; i < name.length() && ascii; i++) {
+            ascii = name.charAt(i) < 0x80;
+        }
+        int j = 0;
+        for (int i = 0; i < name.length(); ) {
+            int c = name.codePointAt(i);
+            i += Character.charCount(c);
+            if (c >= 'A' && c <= 'Z') {
+                c += 'a' - 'A';
+            } else if (!ascii) {
+                c = switch (c) {
+                    case 0x17F -> 's';
+                    case 0x212A -> 'k';
+                    case 's' -> 0x17F;
+                    case 'k' -> 0x212A;
+                    default -> c;
+                };
+            }
+            if (j >= field.length() || c != field.charAt(j++)) {
+                return false;
+            }
+        }
+        return j == field.length();
+    }
+
     private static String string(JsonParser p, JsonToken t, String field, String old) throws IOException, InvalidException {
         if (t == JsonToken.VALUE_STRING) {
             return p.getText();
@@ -145,18 +183,72 @@ final class StepReports {
         throw invalid("json: cannot unmarshal %s into field %s of type string", t, field);
     }
 
-    private static String raw(JsonParser p, JsonToken t) throws IOException {
-        switch (t) {
-            case VALUE_STRING:
-                return "\"" + p.getText() + "\"";
-            case START_OBJECT:
-            case START_ARRAY:
-                String open = t == JsonToken.START_OBJECT ? "{" : "[";
-                p.skipChildren();
-                return open + "…";
-            default:
-                return p.getText(); // numbers as written, true, false, null
+    /** The value as written (Go's json.RawMessage), from the token's first byte to its last. */
+    private static String raw(JsonParser p, JsonToken t, byte[] value) throws IOException {
+        if (t == JsonToken.VALUE_NUMBER_INT || t == JsonToken.VALUE_NUMBER_FLOAT) {
+            return p.getText();
         }
+        int from = (int) p.currentTokenLocation().getByteOffset();
+        if (t == JsonToken.START_OBJECT || t == JsonToken.START_ARRAY) {
+            p.skipChildren();
+        } else {
+            p.finishToken();
+        }
+        int to = (int) p.currentLocation().getByteOffset();
+        return new String(value, from, to - from, StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Go's decoder reads an escaped lone surrogate (backslash u dc00) as U+FFFD, anywhere; Jackson keeps
+     * it in a value and refuses it in a key. Rewritten as the escape of U+FFFD before Jackson reads the text,
+     * it means what it means to Go everywhere.
+     */
+    static byte[] replaceLoneSurrogates(byte[] v) {
+        byte[] out = null;
+        boolean inString = false;
+        for (int i = 0; i < v.length; i++) {
+            byte c = v[i];
+            if (!inString) {
+                inString = c == '"';
+                continue;
+            }
+            if (c == '"') {
+                inString = false;
+            } else if (c == '\\' && i + 1 < v.length) {
+                int u = i + 1 < v.length && v[i + 1] == 'u' ? hex4(v, i + 2) : -1;
+                if (u >= 0xD800 && u <= 0xDBFF && i + 11 < v.length && v[i + 6] == '\\' && v[i + 7] == 'u'
+                        && hex4(v, i + 8) >= 0xDC00 && hex4(v, i + 8) <= 0xDFFF) {
+                    i += 11; // a valid pair
+                } else if (u >= 0xD800 && u <= 0xDFFF) {
+                    if (out == null) {
+                        out = v.clone();
+                    }
+                    out[i + 2] = 'f';
+                    out[i + 3] = 'f';
+                    out[i + 4] = 'f';
+                    out[i + 5] = 'd';
+                    i += 5;
+                } else {
+                    i++; // the escaped character
+                }
+            }
+        }
+        return out == null ? v : out;
+    }
+
+    private static int hex4(byte[] v, int at) {
+        if (at + 4 > v.length) {
+            return -1;
+        }
+        int x = 0;
+        for (int k = at; k < at + 4; k++) {
+            int d = Character.digit(v[k], 16);
+            if (d < 0) {
+                return -1;
+            }
+            x = x << 4 | d;
+        }
+        return x;
     }
 
     private static void timestamp(JsonParser p, JsonToken t, Wire w) throws IOException, InvalidException {
@@ -186,9 +278,13 @@ final class StepReports {
     private static final long ZERO_TIME_MS = -62_135_596_800_000L;
 
     private static final Pattern RFC3339 = Pattern.compile(
-        "(\\d{4})-(\\d{2})-(\\d{2})T(\\d{2}):(\\d{2}):(\\d{2})(?:\\.(\\d{1,9}))?(?:(Z)|([+-])(\\d{2}):(\\d{2}))");
+        "(\\d{4})-(\\d{2})-(\\d{2})T(\\d{1,2}):(\\d{2}):(\\d{2})(?:[.,](\\d+))?(?:(Z)|([+-])(\\d{2}):(\\d{2}))");
 
-    /** time.Parse(time.RFC3339Nano, s): a full date and time with an offset or Z. */
+    /**
+     * time.Parse(time.RFC3339Nano, s), which is more lenient than RFC 3339: a one-digit hour, a
+     * comma before the fraction, any number of fraction digits (cut to nanoseconds), offsets
+     * up to 24:60.
+     */
     private static void parseRfc3339(String s, Wire w) throws InvalidException {
         Matcher m = RFC3339.matcher(s);
         if (!m.matches()) {
@@ -199,7 +295,7 @@ final class StepReports {
             if (m.group(8) == null) {
                 int oh = Integer.parseInt(m.group(10));
                 int om = Integer.parseInt(m.group(11));
-                if (oh > 23 || om > 59) {
+                if (oh > 24 || om > 60) {
                     throw new DateTimeException("offset out of range");
                 }
                 offsetSecs = (oh * 3600 + om * 60) * (m.group(9).equals("-") ? -1 : 1);
@@ -211,7 +307,7 @@ final class StepReports {
             long secs = ldt.toEpochSecond(ZoneOffset.UTC) - offsetSecs;
             long nanos = 0;
             if (m.group(7) != null) {
-                String f = (m.group(7) + "000000000").substring(0, 9);
+                String f = (m.group(7) + "000000000").substring(0, 9); // cut, as Go does
                 nanos = Long.parseLong(f);
             }
             w.tsMs = secs * 1000 + nanos / 1_000_000;
@@ -445,7 +541,12 @@ final class StepReports {
 
     /**
      * LoadZone: an IANA zone name. "" and "Local" are refused (a user's day must not depend on
-     * the machine), and so are Java's offset forms ("+01:00", "UTC+1"), which Go does not know.
+     * the machine). Go's time.LoadLocation opens the name as a file under /usr/share/zoneinfo,
+     * so "America//New_York" and "./UTC" are zones to it, a name with ".." or a leading slash is
+     * not, and Java's offset forms ("+01:00", "UTC+1") are not either. The zone sets differ
+     * where the databases do: Java's tzdb has SystemV/*, the system's has Factory, right/* (with
+     * leap seconds) and, here, America/Coyhaique; posix/X is X; EST, MST and HST are Java's
+     * short ids of the same fixed offsets.
      */
     private static ZoneId loadZone(String name) throws InvalidException {
         ZoneId z = ZONES.get(name);
@@ -455,16 +556,86 @@ final class StepReports {
         if (name.isEmpty()) {
             throw invalid("tz: missing");
         }
-        if (name.equals("Local") || name.length() > 64 || !IANA.contains(name)) {
+        String file = zoneFile(name);
+        if (file == null) {
             throw invalid("tz: unknown zone %s", quote(name));
         }
-        z = ZoneId.of(name);
+        z = ZoneId.of(file, ZoneId.SHORT_IDS);
         ZONES.put(name, z);
         return z;
     }
 
+    private static final Set<String> SHORT = Set.of("EST", "MST", "HST");
+
+    /** The zone a name opens as a file, normalised ("a//b/./c" is a/b/c), or null. */
+    private static String zoneFile(String name) {
+        if (name.equals("Local") || utf8Length(name) > 64 || name.contains("..") || name.charAt(0) == '/'
+                || name.charAt(0) == '\\' || name.endsWith("/") || name.endsWith("/.") || name.equals(".")) {
+            return null;
+        }
+        StringBuilder b = new StringBuilder(name.length());
+        for (String e : name.split("/")) {
+            if (!e.isEmpty() && !e.equals(".")) {
+                b.append(b.length() == 0 ? "" : "/").append(e);
+            }
+        }
+        String f = b.toString();
+        if (f.startsWith("posix/")) {
+            f = f.substring("posix/".length()); // the same zones without leap seconds
+        }
+        return IANA.contains(f) || SHORT.contains(f) ? f : null;
+    }
+
+    /** Go's %q: printable characters as they are, the others escaped. */
     static String quote(String s) {
-        return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
+        StringBuilder b = new StringBuilder(s.length() + 2).append('"');
+        for (int i = 0; i < s.length(); ) {
+            int c = s.codePointAt(i);
+            i += Character.charCount(c);
+            switch (c) {
+                case '"' -> b.append("\\\"");
+                case '\\' -> b.append("\\\\");
+                case 7 -> b.append("\\a");
+                case '\b' -> b.append("\\b");
+                case '\f' -> b.append("\\f");
+                case '\n' -> b.append("\\n");
+                case '\r' -> b.append("\\r");
+                case '\t' -> b.append("\\t");
+                case 11 -> b.append("\\v");
+                default -> {
+                    if (goPrintable(c)) {
+                        b.appendCodePoint(c);
+                    } else if (c < 0x80) {
+                        b.append(String.format("\\x%02x", c));
+                    } else if (c <= 0xFFFF) {
+                        b.append(String.format("\\u%04x", c));
+                    } else {
+                        b.append(String.format("\\U%08x", c));
+                    }
+                }
+            }
+        }
+        return b.append('"').toString();
+    }
+
+    /** unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space. */
+    private static boolean goPrintable(int c) {
+        if (c == ' ') {
+            return true;
+        }
+        switch (Character.getType(c)) {
+            case Character.UPPERCASE_LETTER, Character.LOWERCASE_LETTER, Character.TITLECASE_LETTER,
+                 Character.MODIFIER_LETTER, Character.OTHER_LETTER, Character.NON_SPACING_MARK,
+                 Character.ENCLOSING_MARK, Character.COMBINING_SPACING_MARK, Character.DECIMAL_DIGIT_NUMBER,
+                 Character.LETTER_NUMBER, Character.OTHER_NUMBER, Character.CONNECTOR_PUNCTUATION,
+                 Character.DASH_PUNCTUATION, Character.START_PUNCTUATION, Character.END_PUNCTUATION,
+                 Character.INITIAL_QUOTE_PUNCTUATION, Character.FINAL_QUOTE_PUNCTUATION,
+                 Character.OTHER_PUNCTUATION, Character.MATH_SYMBOL, Character.CURRENCY_SYMBOL,
+                 Character.MODIFIER_SYMBOL, Character.OTHER_SYMBOL:
+                return true;
+            default:
+                return false;
+        }
     }
 
     /** shorten: at most max bytes of valid UTF-8, marking the cut. */
