@@ -6,9 +6,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,13 +22,7 @@ import (
 // same reason (a reason quoting the JSON decoder only needs to be one on both sides). It needs
 // the peer's jar (`make bench-peers` builds it and runs this test first); without it, it skips.
 func TestStepsPeerDecodesLikeTopics(t *testing.T) {
-	jar := os.Getenv(envStepsJar)
-	if jar == "" {
-		jar = filepath.Join("kstreams-steps", "target", "kstreams-steps.jar")
-	}
-	if _, err := os.Stat(jar); err != nil {
-		t.Skipf("the Kafka Streams peer is not built (make bench-peers builds it): %v", err)
-	}
+	jar := peerJarOrSkip(t)
 	rec := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	type input struct {
 		key   string

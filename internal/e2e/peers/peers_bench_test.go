@@ -61,48 +61,22 @@ func BenchmarkStepsPeers(b *testing.B) {
 		n = v
 	}
 	jar := stepsJar(b)
-	brokers := testenv.KafkaBrokers(b)
-	prefix := testenv.UniqueName(b, "peers") + "."
-	kc := kafkaconf.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := kc.EnsureTopics(ctx, true); err != nil {
-		b.Fatal(err)
-	}
-	input := string(kc.Names.Stream(topics.StepsReported))
-	dlq := string(kc.Names.Stream(topics.DLQ))
-
+	job := newStepsJob(b)
 	records := append(stepReports(b, n), poison(time.Now())...)
-	produce(b, kc, input, records)
-	adm := testenv.KafkaAdmin(b, brokers)
+	job.produce(b, records)
 	total := int64(len(records))
 
-	bin := testenv.Rankstream(b)
 	results := make([]result, 0, 2)
 	var snaps []snapshot
 	var letters [][]deadLetter
 	var dlqSeen map[int32]int64
-	for _, sys := range []system{
-		{name: "rankstream", group: string(kc.Names.Group(topics.StepsGroup)), command: func(redisURL, _ string) []string {
-			return []string{bin, "process", "--brokers", strings.Join(brokers, ","), "--redis", redisURL,
-				"--topic-prefix", prefix, "--partitions", "8", "--http", "127.0.0.1:0", "--log-level", "warn"}
-		}},
-		{name: "kstreams", group: prefix + "kstreams-steps", command: func(redisURL, stateDir string) []string {
-			args := append([]string{"java"}, javaOpts()...)
-			args = append(args, "-jar", jar, "--brokers", strings.Join(brokers, ","), "--redis", redisURL,
-				"--input", input, "--dlq", dlq, "--application-id", prefix+"kstreams-steps", "--state-dir", stateDir)
-			if t := os.Getenv(envThreads); t != "" {
-				args = append(args, "--threads", t)
-			}
-			return args
-		}},
-	} {
-		res, snap := sys.run(b, adm, input, total)
+	for _, sys := range []system{job.rankstream(testenv.Rankstream(b)), job.kstreams(jar)} {
+		res, snap := sys.run(b, job.adm, job.input, total)
 		results = append(results, res)
 		snaps = append(snaps, snap)
 		// The runs share the dead-letter topic: each one's letters are those it appended.
-		end := dlqEnds(b, adm, dlq)
-		letters = append(letters, readDeadLetters(b, brokers, dlq, dlqSeen, end))
+		end := dlqEnds(b, job.adm, job.dlq)
+		letters = append(letters, readDeadLetters(b, job.kc.Brokers, job.dlq, dlqSeen, end))
 		dlqSeen = end
 	}
 
@@ -125,23 +99,41 @@ func BenchmarkStepsPeers(b *testing.B) {
 	b.ReportMetric(results[0].rate()/results[1].rate(), "speedup")
 }
 
-// stepsJar returns the peer's jar, built by `make bench-peers`.
-func stepsJar(b *testing.B) string {
+// stepsJar returns the peer's jar, built by `make bench-peers`, and java to run it, or fails.
+func stepsJar(t testing.TB) string {
+	jar, err := findStepsJar()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jar
+}
+
+// peerJarOrSkip is stepsJar for the tests of the peer: without a built peer they skip (only
+// `make bench-peers` builds it).
+func peerJarOrSkip(t *testing.T) string {
+	jar, err := findStepsJar()
+	if err != nil {
+		t.Skip(err)
+	}
+	return jar
+}
+
+func findStepsJar() (string, error) {
 	jar := os.Getenv(envStepsJar)
 	if jar == "" {
 		jar = filepath.Join("kstreams-steps", "target", "kstreams-steps.jar")
 	}
 	abs, err := filepath.Abs(jar)
 	if err != nil {
-		b.Fatal(err)
+		return "", err
 	}
 	if _, err := os.Stat(abs); err != nil {
-		b.Fatalf("the Kafka Streams peer is not built (run `make bench-peers`, or mvn package in internal/e2e/peers/kstreams-steps): %v", err)
+		return "", fmt.Errorf("the Kafka Streams peer is not built (run `make bench-peers`, or mvn package in internal/e2e/peers/kstreams-steps): %w", err)
 	}
 	if _, err := exec.LookPath("java"); err != nil {
-		b.Fatalf("no java to run the Kafka Streams peer: %v", err)
+		return "", fmt.Errorf("no java to run the Kafka Streams peer: %w", err)
 	}
-	return abs
+	return abs, nil
 }
 
 func javaOpts() []string {
@@ -152,10 +144,10 @@ func javaOpts() []string {
 }
 
 // stepReports generates the reports of BenchmarkSliceThroughput.
-func stepReports(b *testing.B, n int) []*kgo.Record {
+func stepReports(t testing.TB, n int) []*kgo.Record {
 	gen, err := loadgen.NewSteps(loadgen.StepsConfig{Users: 200_000, DupRatio: 0.1, StaleRatio: 0.1, Seed: 7})
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
 	out := make([]*kgo.Record, 0, n)
 	for len(out) < n {
@@ -208,10 +200,57 @@ func poison(now time.Time) []*kgo.Record {
 	return out
 }
 
-func produce(b *testing.B, kc kafkaconf.Config, topic string, records []*kgo.Record) {
-	cl, err := kc.Client(kgo.ProducerBatchMaxBytes(2<<20), kgo.ProducerLinger(5*time.Millisecond), kgo.DefaultProduceTopic(topic))
+// stepsJob is the steps job's topics on the real broker, under a prefix of their own.
+type stepsJob struct {
+	kc                 kafkaconf.Config
+	adm                *kadm.Client
+	prefix, input, dlq string
+}
+
+func newStepsJob(t testing.TB) *stepsJob {
+	brokers := testenv.KafkaBrokers(t)
+	prefix := testenv.UniqueName(t, "peers") + "."
+	j := &stepsJob{
+		kc:     kafkaconf.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}},
+		adm:    testenv.KafkaAdmin(t, brokers),
+		prefix: prefix,
+	}
+	j.input = string(j.kc.Names.Stream(topics.StepsReported))
+	j.dlq = string(j.kc.Names.Stream(topics.DLQ))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := j.kc.EnsureTopics(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// rankstream is `rankstream process` on the job's topics, with its defaults.
+func (j *stepsJob) rankstream(bin string) system {
+	return system{name: "rankstream", group: string(j.kc.Names.Group(topics.StepsGroup)), command: func(redisURL, _ string) []string {
+		return []string{bin, "process", "--brokers", strings.Join(j.kc.Brokers, ","), "--redis", redisURL,
+			"--topic-prefix", j.prefix, "--partitions", "8", "--http", "127.0.0.1:0", "--log-level", "warn"}
+	}}
+}
+
+// kstreams is the Kafka Streams peer on the job's topics.
+func (j *stepsJob) kstreams(jar string) system {
+	return system{name: "kstreams", group: j.prefix + "kstreams-steps", command: func(redisURL, stateDir string) []string {
+		args := append([]string{"java"}, javaOpts()...)
+		args = append(args, "-jar", jar, "--brokers", strings.Join(j.kc.Brokers, ","), "--redis", redisURL,
+			"--input", j.input, "--dlq", j.dlq, "--application-id", j.prefix+"kstreams-steps", "--state-dir", stateDir)
+		if n := os.Getenv(envThreads); n != "" {
+			args = append(args, "--threads", n)
+		}
+		return args
+	}}
+}
+
+// produce sends the records to the job's input and waits for the acknowledgements.
+func (j *stepsJob) produce(t testing.TB, records []*kgo.Record) {
+	cl, err := j.kc.Client(kgo.ProducerBatchMaxBytes(2<<20), kgo.ProducerLinger(5*time.Millisecond), kgo.DefaultProduceTopic(j.input))
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
 	defer cl.Close()
 	errs := make(chan error, 1)
@@ -226,11 +265,11 @@ func produce(b *testing.B, kc kafkaconf.Config, topic string, records []*kgo.Rec
 		})
 	}
 	if err := cl.Flush(context.Background()); err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
 	select {
 	case err := <-errs:
-		b.Fatalf("produce: %v", err)
+		t.Fatalf("produce: %v", err)
 	default:
 	}
 }
@@ -263,38 +302,38 @@ func (r result) redisPerRecord() float64 {
 // run starts the system on a Redis database of its own, times it from its group's first
 // Stable state until its commits cover total records of input, and returns the measures and
 // the contents it left in Redis.
-func (s system) run(b *testing.B, adm *kadm.Client, input string, total int64) (result, snapshot) {
-	b.Helper()
-	addr, db := testenv.RedisAddr(b)
+func (s system) run(t testing.TB, adm *kadm.Client, input string, total int64) (result, snapshot) {
+	t.Helper()
+	addr, db := testenv.RedisAddr(t)
 	rdb := goredis.NewClient(&goredis.Options{Addr: addr, DB: db})
 	defer rdb.Close()
-	redisBefore := redisCPU(b, rdb)
-	argv := s.command(fmt.Sprintf("redis://%s/%d", addr, db), b.TempDir())
-	child := startChild(b, s.name, argv)
+	redisBefore := redisCPU(t, rdb)
+	argv := s.command(fmt.Sprintf("redis://%s/%d", addr, db), t.TempDir())
+	child := startChild(t, s.name, argv)
 
 	deadline := time.Now().Add(5 * time.Minute)
 	for !groupStable(adm, s.group) {
-		child.checkAlive(b)
+		child.checkAlive(t)
 		if time.Now().After(deadline) {
-			b.Fatalf("%s: group %s not Stable after 5 minutes\n%s", s.name, s.group, child.out.String())
+			t.Fatalf("%s: group %s not Stable after 5 minutes\n%s", s.name, s.group, child.out.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	start, cpuStart := time.Now(), child.cpu(b)
+	start, cpuStart := time.Now(), child.cpu(t)
 	deadline = time.Now().Add(10 * time.Minute)
 	for testenv.Committed(adm, s.group, input) < total {
-		child.checkAlive(b)
+		child.checkAlive(t)
 		if time.Now().After(deadline) {
-			b.Fatalf("%s: group %s committed %d of %d records in 10 minutes\n%s", s.name, s.group,
+			t.Fatalf("%s: group %s committed %d of %d records in 10 minutes\n%s", s.name, s.group,
 				testenv.Committed(adm, s.group, input), total, child.out.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	res := result{name: s.name, records: total, elapsed: time.Since(start), cpu: child.cpu(b) - cpuStart, peakRSS: child.peakRSS(b)}
+	res := result{name: s.name, records: total, elapsed: time.Since(start), cpu: child.cpu(t) - cpuStart, peakRSS: child.peakRSS(t)}
 	// Committed means acknowledged by Redis: the contents are final now, before any shutdown.
-	snap := takeSnapshot(b, rdb)
-	res.redisCPU = redisCPU(b, rdb) - redisBefore
-	child.stop(b)
+	snap := takeSnapshot(t, rdb)
+	res.redisCPU = redisCPU(t, rdb) - redisBefore
+	child.stop(t)
 	return res, snap
 }
 
@@ -316,45 +355,45 @@ type child struct {
 	err  error
 }
 
-func startChild(b *testing.B, name string, argv []string) *child {
+func startChild(t testing.TB, name string, argv []string) *child {
 	c := &child{name: name, cmd: exec.Command(argv[0], argv[1:]...), out: &testenv.SyncBuffer{}, done: make(chan struct{})}
 	c.cmd.Stdout, c.cmd.Stderr = c.out, c.out
 	if err := c.cmd.Start(); err != nil {
-		b.Fatalf("start %s: %v", name, err)
+		t.Fatalf("start %s: %v", name, err)
 	}
 	go func() {
 		c.err = c.cmd.Wait()
 		close(c.done)
 	}()
-	b.Cleanup(func() {
+	t.Cleanup(func() {
 		select {
 		case <-c.done:
 		default:
 			_ = c.cmd.Process.Kill()
 			<-c.done
 		}
-		if b.Failed() {
-			b.Logf("output of %s (%s):\n%s", name, strings.Join(argv, " "), c.out.String())
+		if t.Failed() {
+			t.Logf("output of %s (%s):\n%s", name, strings.Join(argv, " "), c.out.String())
 		}
 	})
 	return c
 }
 
-func (c *child) checkAlive(b *testing.B) {
+func (c *child) checkAlive(t testing.TB) {
 	select {
 	case <-c.done:
-		b.Fatalf("%s exited: %v\n%s", c.name, c.err, c.out.String())
+		t.Fatalf("%s exited: %v\n%s", c.name, c.err, c.out.String())
 	default:
 	}
 }
 
 // stop ends the child with SIGTERM, as an operator would, and waits for it.
-func (c *child) stop(b *testing.B) {
+func (c *child) stop(t testing.TB) {
 	_ = c.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-c.done:
 	case <-time.After(time.Minute):
-		b.Fatalf("%s did not stop within a minute of SIGTERM\n%s", c.name, c.out.String())
+		t.Fatalf("%s did not stop within a minute of SIGTERM\n%s", c.name, c.out.String())
 	}
 }
 
@@ -362,10 +401,10 @@ func (c *child) stop(b *testing.B) {
 const clockTick = 10 * time.Millisecond
 
 // cpu returns the child's user+system CPU time so far.
-func (c *child) cpu(b *testing.B) time.Duration {
+func (c *child) cpu(t testing.TB) time.Duration {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid))
 	if err != nil {
-		b.Fatalf("%s: %v", c.name, err)
+		t.Fatalf("%s: %v", c.name, err)
 	}
 	// The fields after the command name (in parentheses, which may hold spaces): state is
 	// field 3 of the whole line, utime 14 and stime 15.
@@ -373,16 +412,16 @@ func (c *child) cpu(b *testing.B) time.Duration {
 	utime, err1 := strconv.ParseInt(f[11], 10, 64)
 	stime, err2 := strconv.ParseInt(f[12], 10, 64)
 	if err1 != nil || err2 != nil {
-		b.Fatalf("%s: /proc stat %q", c.name, stat)
+		t.Fatalf("%s: /proc stat %q", c.name, stat)
 	}
 	return time.Duration(utime+stime) * clockTick
 }
 
 // peakRSS returns the child's VmHWM in bytes.
-func (c *child) peakRSS(b *testing.B) int64 {
+func (c *child) peakRSS(t testing.TB) int64 {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
 	if err != nil {
-		b.Fatalf("%s: %v", c.name, err)
+		t.Fatalf("%s: %v", c.name, err)
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -390,20 +429,20 @@ func (c *child) peakRSS(b *testing.B) int64 {
 		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 			if err != nil {
-				b.Fatalf("%s: VmHWM %q", c.name, v)
+				t.Fatalf("%s: VmHWM %q", c.name, v)
 			}
 			return kb << 10
 		}
 	}
-	b.Fatalf("%s: no VmHWM in /proc/%d/status", c.name, c.cmd.Process.Pid)
+	t.Fatalf("%s: no VmHWM in /proc/%d/status", c.name, c.cmd.Process.Pid)
 	return 0
 }
 
 // redisCPU returns redis-server's user+system CPU time so far (INFO cpu).
-func redisCPU(b *testing.B, rdb *goredis.Client) time.Duration {
+func redisCPU(t testing.TB, rdb *goredis.Client) time.Duration {
 	info, err := rdb.Info(context.Background(), "cpu").Result()
 	if err != nil {
-		b.Fatalf("INFO cpu: %v", err)
+		t.Fatalf("INFO cpu: %v", err)
 	}
 	var secs float64
 	for _, line := range strings.Split(info, "\n") {
@@ -411,7 +450,7 @@ func redisCPU(b *testing.B, rdb *goredis.Client) time.Duration {
 		if ok && (k == "used_cpu_sys" || k == "used_cpu_user") {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {
-				b.Fatalf("INFO cpu: %q", line)
+				t.Fatalf("INFO cpu: %q", line)
 			}
 			secs += f
 		}
@@ -437,7 +476,7 @@ func (s snapshot) members() int {
 
 // takeSnapshot reads the keys of the steps job (step:*, rank:steps:*): `rankstream process`
 // also runs the hot-search job, whose keys are not compared here.
-func takeSnapshot(b *testing.B, rdb *goredis.Client) snapshot {
+func takeSnapshot(t testing.TB, rdb *goredis.Client) snapshot {
 	ctx := context.Background()
 	s := snapshot{strings: map[string]string{}, boards: map[string]map[string]float64{}, expiry: map[string]int64{}}
 	for _, pattern := range []string{"step:*", "rank:steps:*"} {
@@ -447,7 +486,7 @@ func takeSnapshot(b *testing.B, rdb *goredis.Client) snapshot {
 			keys = append(keys, iter.Val())
 		}
 		if err := iter.Err(); err != nil {
-			b.Fatalf("SCAN %s: %v", pattern, err)
+			t.Fatalf("SCAN %s: %v", pattern, err)
 		}
 		for chunk := range slices.Chunk(keys, 2000) {
 			pipe := rdb.Pipeline()
@@ -462,7 +501,7 @@ func takeSnapshot(b *testing.B, rdb *goredis.Client) snapshot {
 				}
 			}
 			if _, err := pipe.Exec(ctx); err != nil {
-				b.Fatalf("read %s: %v", pattern, err)
+				t.Fatalf("read %s: %v", pattern, err)
 			}
 			for i, k := range chunk {
 				s.expiry[k] = int64(exp[i].Val() / time.Second)
@@ -537,10 +576,10 @@ type deadLetter struct {
 }
 
 // dlqEnds returns the dead-letter topic's end offset per partition.
-func dlqEnds(b *testing.B, adm *kadm.Client, topic string) map[int32]int64 {
+func dlqEnds(t testing.TB, adm *kadm.Client, topic string) map[int32]int64 {
 	ends, err := adm.ListEndOffsets(context.Background(), topic)
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
 	out := map[int32]int64{}
 	ends.Each(func(o kadm.ListedOffset) { out[o.Partition] = o.Offset })
@@ -549,7 +588,7 @@ func dlqEnds(b *testing.B, adm *kadm.Client, topic string) map[int32]int64 {
 
 // readDeadLetters reads the dead letters between the offsets from (nil: the start) and to of
 // each partition: the ones one run wrote.
-func readDeadLetters(b *testing.B, brokers []string, topic string, from, to map[int32]int64) []deadLetter {
+func readDeadLetters(t testing.TB, brokers []string, topic string, from, to map[int32]int64) []deadLetter {
 	want := int64(0)
 	start := map[int32]kgo.Offset{}
 	for p, end := range to {
@@ -561,7 +600,7 @@ func readDeadLetters(b *testing.B, brokers []string, topic string, from, to map[
 	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: start}))
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -582,7 +621,7 @@ func readDeadLetters(b *testing.B, brokers []string, topic string, from, to map[
 		})
 	}
 	if int64(len(out)) < want {
-		b.Fatalf("read %d of %d dead letters of %s", len(out), want, topic)
+		t.Fatalf("read %d of %d dead letters of %s", len(out), want, topic)
 	}
 	return out
 }

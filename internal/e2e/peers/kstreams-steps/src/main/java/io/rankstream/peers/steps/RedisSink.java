@@ -40,6 +40,7 @@ final class RedisSink implements AutoCloseable {
     }
 
     private final URI uri;
+    private final int timeoutMs;
     private final long retentionMs;
     private final long giveUpMs;
     private Jedis jedis;
@@ -47,8 +48,10 @@ final class RedisSink implements AutoCloseable {
     private HashMap<UserDay, Pending> days = new HashMap<>();
     private long records;
 
-    RedisSink(URI uri, long retentionMs, long giveUpMs) {
+    /** timeoutMs bounds each Redis call (connect, and the reply of a pipeline). */
+    RedisSink(URI uri, int timeoutMs, long retentionMs, long giveUpMs) {
         this.uri = uri;
+        this.timeoutMs = timeoutMs;
         this.retentionMs = retentionMs;
         this.giveUpMs = giveUpMs;
     }
@@ -125,7 +128,7 @@ final class RedisSink implements AutoCloseable {
 
     private void write() {
         if (jedis == null) {
-            jedis = new Jedis(uri, 30_000);
+            jedis = new Jedis(uri, timeoutMs);
             sha = jedis.scriptLoad(SET_MAX);
         }
         Pipeline pipe = jedis.pipelined();

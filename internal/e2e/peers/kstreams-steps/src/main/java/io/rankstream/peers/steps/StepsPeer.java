@@ -27,7 +27,7 @@ import org.apache.kafka.streams.state.Stores;
  * <pre>
  * java [-Xmx..] -jar kstreams-steps.jar --brokers HOST:PORT --redis redis://HOST:PORT/DB
  *     --input TOPIC --dlq TOPIC --application-id ID --state-dir DIR
- *     [--threads N] [--flush-ms 500] [--max-batch 20000] [--caching true]
+ *     [--threads N] [--flush-ms 500] [--max-batch 20000] [--caching true] [--redis-timeout-ms 30000]
  * </pre>
  *
  * It prints "running" once Kafka Streams reached RUNNING, and stops cleanly on SIGTERM.
@@ -38,6 +38,8 @@ public final class StepsPeer {
     public static void main(String[] argv) throws InterruptedException {
         System.setProperty("org.slf4j.simpleLogger.defaultLogLevel",
             System.getProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn"));
+        // Jedis warns on every connection that it speaks RESP2, which is what we want.
+        System.setProperty("org.slf4j.simpleLogger.log.redis.clients.jedis.Jedis", "error");
         Map<String, String> a = parse(argv);
         String brokers = need(a, "brokers");
         URI redis = URI.create(need(a, "redis"));
@@ -47,13 +49,14 @@ public final class StepsPeer {
         int maxBatch = Integer.parseInt(a.getOrDefault("max-batch", "20000"));
         int threads = Integer.parseInt(a.getOrDefault("threads", Integer.toString(Runtime.getRuntime().availableProcessors())));
         boolean caching = Boolean.parseBoolean(a.getOrDefault("caching", "true"));
+        int redisTimeoutMs = Integer.parseInt(a.getOrDefault("redis-timeout-ms", "30000"));
         StepReports.Rules rules = StepReports.Rules.DEFAULT;
 
         // One Redis sink (connection and coalescing buffer) per stream thread: every task of a
         // thread runs on it, so no locking, and a commit of the thread follows one flush.
         List<RedisSink> all = new CopyOnWriteArrayList<>();
         ThreadLocal<RedisSink> perThread = ThreadLocal.withInitial(() -> {
-            RedisSink s = new RedisSink(redis, rules.retentionMs(), 60_000);
+            RedisSink s = new RedisSink(redis, redisTimeoutMs, rules.retentionMs(), 60_000);
             all.add(s);
             return s;
         });
@@ -135,7 +138,7 @@ public final class StepsPeer {
         System.err.println("kstreams-steps: " + why);
         System.err.println("usage: java -jar kstreams-steps.jar --brokers HOST:PORT --redis redis://HOST:PORT/DB"
             + " --input TOPIC --dlq TOPIC --application-id ID --state-dir DIR"
-            + " [--threads N] [--flush-ms 500] [--max-batch 20000] [--caching true]");
+            + " [--threads N] [--flush-ms 500] [--max-batch 20000] [--caching true] [--redis-timeout-ms 30000]");
         System.exit(2);
     }
 }
