@@ -16,7 +16,8 @@ import (
 )
 
 // TestStepsPeerDecodesLikeTopics is the differential test of the Kafka Streams peer's
-// validation: hand-picked hostile records and 20,000 random mutations of valid ones go through
+// validation: hand-picked hostile records, reports at the edges of local days (zones far from
+// UTC, daylight saving time) and 20,000 random mutations of valid ones go through
 // topics.DecodeStepReport and through the peer's decoder (its DecodeCheck main), and both must
 // accept the same records with the same fields and local day, and reject the others with the
 // same reason (a reason quoting the JSON decoder only needs to be one on both sides). It needs
@@ -26,7 +27,8 @@ func TestStepsPeerDecodesLikeTopics(t *testing.T) {
 	rec := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	type input struct {
 		key   string
-		value []byte // nil: a tombstone
+		value []byte    // nil: a tombstone
+		rec   time.Time // the record's timestamp; zero: rec
 	}
 	var inputs []input
 	good := `{"request_id":"r1","user_id":"u1","device_id":"d1","steps":1234,"ts":"2026-11-30T19:59:00+08:00","tz":"Asia/Shanghai","region":"cn-east"}`
@@ -93,10 +95,33 @@ func TestStepsPeerDecodesLikeTopics(t *testing.T) {
 		"{\"request_id\":\"r\xff1\",\"user_id\":\"u1\"}",
 		`{"request_id":"r1","user_id":"u1","steps":1,"ts":"2026-11-30T12:00:00Z","tz":"UTC","ſteps":7}`,
 	} {
-		inputs = append(inputs, input{"u1", []byte(v)})
+		inputs = append(inputs, input{"u1", []byte(v), time.Time{}})
 	}
-	inputs = append(inputs, input{"u1", nil}, input{"u2", []byte(good)}, input{"u\xff", []byte(good)},
-		input{strings.Repeat("k", 129), []byte(good)}, input{"", []byte(good)})
+	inputs = append(inputs, input{"u1", nil, time.Time{}}, input{"u2", []byte(good), time.Time{}},
+		input{"u\xff", []byte(good), time.Time{}}, input{strings.Repeat("k", 129), []byte(good), time.Time{}},
+		input{"", []byte(good), time.Time{}})
+	// Local days at the edges: the zones furthest from UTC, and the days daylight saving time
+	// makes 23 or 25 hours long, in both zone databases.
+	for _, c := range []struct{ at, zone string }{
+		{"2026-11-30T09:59:59.999Z", "Pacific/Kiritimati"}, {"2026-11-30T10:00:00Z", "Pacific/Kiritimati"},
+		{"2026-12-01T10:59:59.999Z", "Pacific/Pago_Pago"}, {"2026-12-01T11:00:00Z", "Pacific/Pago_Pago"},
+		{"2026-03-08T04:59:59.999Z", "America/New_York"}, {"2026-03-08T05:00:00Z", "America/New_York"},
+		{"2026-03-09T03:59:59.999Z", "America/New_York"}, {"2026-03-09T04:00:00Z", "America/New_York"},
+		{"2026-11-02T04:59:59.999Z", "America/New_York"}, {"2026-11-02T05:00:00Z", "America/New_York"},
+		{"2026-03-28T22:59:59.999Z", "Europe/Berlin"}, {"2026-03-28T23:00:00Z", "Europe/Berlin"},
+		{"2026-10-25T22:59:59.999Z", "Europe/Berlin"}, {"2026-10-25T23:00:00Z", "Europe/Berlin"},
+		{"2026-10-03T15:59:59.999Z", "Australia/Sydney"}, {"2026-10-03T16:00:00Z", "Australia/Sydney"},
+		{"2026-04-04T12:59:59.999Z", "Australia/Lord_Howe"}, {"2026-04-04T13:00:00Z", "Australia/Lord_Howe"},
+		{"2026-11-30T18:29:59.999Z", "Asia/Kolkata"}, {"2026-11-30T18:30:00Z", "Asia/Kathmandu"},
+		{"1970-01-01T00:00:00Z", "UTC"}, {"1969-12-31T23:59:59.999Z", "Asia/Tokyo"},
+	} {
+		at, err := time.Parse(time.RFC3339Nano, c.at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := fmt.Sprintf(`{"request_id":"r1","user_id":"u1","steps":1,"ts":%d,"tz":%q}`, at.UnixMilli(), c.zone)
+		inputs = append(inputs, input{"u1", []byte(v), at})
+	}
 
 	// Random mutations of valid reports: characters that matter to JSON, times and ids,
 	// inserted, replaced or deleted.
@@ -124,17 +149,21 @@ func TestStepsPeerDecodesLikeTopics(t *testing.T) {
 				}
 			}
 		}
-		inputs = append(inputs, input{"u1", v})
+		inputs = append(inputs, input{"u1", v, time.Time{}})
 	}
 
 	var stdin bytes.Buffer
 	b64 := base64.StdEncoding
-	for _, in := range inputs {
+	for i, in := range inputs {
+		if in.rec.IsZero() {
+			inputs[i].rec = rec
+		}
+		in = inputs[i]
 		value := "-"
 		if in.value != nil {
 			value = b64.EncodeToString(in.value)
 		}
-		fmt.Fprintf(&stdin, "%s\t%s\t%d\n", b64.EncodeToString([]byte(in.key)), value, rec.UnixMilli())
+		fmt.Fprintf(&stdin, "%s\t%s\t%d\n", b64.EncodeToString([]byte(in.key)), value, in.rec.UnixMilli())
 	}
 	cmd := exec.Command("java", "-cp", jar, "io.rankstream.peers.steps.DecodeCheck")
 	cmd.Stdin = &stdin
@@ -153,7 +182,7 @@ func TestStepsPeerDecodesLikeTopics(t *testing.T) {
 		}
 		got := decodePeerLine(t, sc.Text())
 		want := "invalid\t"
-		r, loc, err := topics.DecodeStepReport(in.key, in.value, rec, topics.DefaultStepRules)
+		r, loc, err := topics.DecodeStepReport(in.key, in.value, in.rec, topics.DefaultStepRules)
 		if err == nil {
 			valid++
 			y, m, d := r.TS.Time.In(loc).Date()
