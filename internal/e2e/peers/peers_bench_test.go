@@ -50,7 +50,7 @@ const (
 //
 // Reported per system: records/s; CPU µs per record of the child process (utime+stime from
 // /proc over the timed span); its peak RSS (VmHWM); redis-server CPU µs per record (INFO cpu,
-// over the whole run of the child).
+// from the child's start to the end of the timed span).
 func BenchmarkStepsPeers(b *testing.B) {
 	n := 1_000_000
 	if s := os.Getenv(envReports); s != "" {
@@ -333,9 +333,9 @@ func (s system) run(t testing.TB, adm *kadm.Client, input string, total int64) (
 		time.Sleep(20 * time.Millisecond)
 	}
 	res := result{name: s.name, records: total, startup: start.Sub(launched), elapsed: time.Since(start), cpu: child.cpu(t) - cpuStart, peakRSS: child.peakRSS(t)}
+	res.redisCPU = redisCPU(t, rdb) - redisBefore // before the snapshot's reads
 	// Committed means acknowledged by Redis: the contents are final now, before any shutdown.
 	snap := takeSnapshot(t, rdb)
-	res.redisCPU = redisCPU(t, rdb) - redisBefore
 	child.stop(t)
 	return res, snap
 }
