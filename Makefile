@@ -4,6 +4,7 @@
 #   make test   install and start the real servers (Kafka, Redis, ClickHouse on
 #               127.0.0.1), run every test against them and kfake, stop them
 #   make bench  the benchmarks, on the same servers
+#   make bench-peers  rankstream against its Kafka Streams peer, on the same servers
 #   make lint   gofmt and go vet
 
 SHELL := /bin/bash
@@ -15,7 +16,7 @@ WITH_SERVERS := deploy/local/with-servers.sh
 # With it, a test whose server is missing fails instead of skipping.
 REQUIRE      := RANKSTREAM_REQUIRE_SERVERS=1
 
-.PHONY: run test bench lint fuzz servers-start servers-stop
+.PHONY: run test bench bench-peers lint fuzz servers-start servers-stop
 
 run:
 	$(GO) run ./cmd/rankstream dev
@@ -40,6 +41,23 @@ bench:
 	  $(GO) test -run "^$$" -bench . -benchmem -count $(BENCH_COUNT) ./sketch/ ./sinks/... ./topics/ ; \
 	} | tee $(BENCH_OUT)'
 	$(GO) tool benchstat $(BENCH_OUT)
+
+# rankstream against its Kafka Streams peer (internal/e2e/peers, see its README.md): builds the
+# peer's jar with Maven (offline when the local repository already holds every dependency, else
+# from Maven Central), runs its tests (it decodes and validates like ours; it commits only after
+# Redis acknowledged), then runs the steps job of both on the same pre-produced input, fails
+# unless their Redis contents are identical, and prints records/s, CPU µs/record, peak RSS and
+# redis-server CPU µs/record of each (medians of BENCH_PEERS_COUNT runs).
+BENCH_PEERS_COUNT ?= 3
+BENCH_PEERS_OUT   ?= internal/e2e/peers/bench.txt
+PEERS_STEPS       := internal/e2e/peers/kstreams-steps
+bench-peers:
+	cd $(PEERS_STEPS) && { mvn -q -B -o package >/dev/null 2>&1 || mvn -q -B package; }
+	$(WITH_SERVERS) env $(REQUIRE) bash -c 'set -o pipefail; \
+	  $(GO) test -tags peers -count=1 -run "^TestStepsPeer" -timeout 10m ./internal/e2e/peers/ && \
+	  $(GO) test -tags peers -run "^$$" -bench StepsPeers -benchtime 1x -count $(BENCH_PEERS_COUNT) -timeout 60m ./internal/e2e/peers/ \
+	  | tee $(BENCH_PEERS_OUT)'
+	$(GO) tool benchstat $(BENCH_PEERS_OUT)
 
 lint:
 	@files=$$(find . -name '*.go' -not -path './.*' -not -path '*/testdata/*'); \

@@ -1,0 +1,662 @@
+//go:build peers
+
+package peers
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/rankstream/rankstream/internal/kafka"
+	"github.com/rankstream/rankstream/internal/loadgen"
+	"github.com/rankstream/rankstream/internal/testenv"
+	"github.com/rankstream/rankstream/topics"
+)
+
+// Environment of the benchmark.
+const (
+	// envReports overrides the number of generated reports (default 1,000,000), for quick
+	// runs of the harness only: the figures to compare are those of the default.
+	envReports = "RANKSTREAM_PEERS_REPORTS"
+	// envStepsJar is the Kafka Streams steps peer's jar (default: kstreams-steps/target/).
+	envStepsJar = "RANKSTREAM_PEERS_STEPS_JAR"
+	// envJavaOpts are the JVM flags of the peer, split on spaces (default -Xmx1g).
+	envJavaOpts = "RANKSTREAM_PEERS_JAVA_OPTS"
+	// envThreads is the peer's num.stream.threads (default: the number of CPUs).
+	envThreads = "RANKSTREAM_PEERS_THREADS"
+)
+
+// BenchmarkStepsPeers runs the steps job of `rankstream process` and of its Kafka Streams peer
+// (kstreams-steps/) on the same pre-produced input (the input of BenchmarkSliceThroughput: 1M
+// reports of 200k users, 10% duplicates, 10% stale, plus a few invalid records), each into a
+// Redis database of its own, one after the other. Each is timed from the moment its consumer
+// group is Stable until its committed offsets cover the whole input (both commit only after
+// Redis acknowledged). Then both Redis databases must hold identical step keys, boards (members
+// and scores) and expiry times, and both dead-letter sets must be the same records with the
+// same reasons; otherwise the benchmark fails. Run it once: -benchtime 1x.
+//
+// Reported per system: records/s; CPU µs per record of the child process (utime+stime from
+// /proc over the timed span); its peak RSS (VmHWM); redis-server CPU µs per record (INFO cpu,
+// from the child's start to the end of the timed span).
+func BenchmarkStepsPeers(b *testing.B) {
+	n := 1_000_000
+	if s := os.Getenv(envReports); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			b.Fatalf("%s=%q: want a positive count", envReports, s)
+		}
+		n = v
+	}
+	jar := stepsJar(b)
+	job := newStepsJob(b)
+	records := append(stepReports(b, n), poison(time.Now())...)
+	job.produce(b, records)
+	total := int64(len(records))
+
+	results := make([]result, 0, 2)
+	var snaps []snapshot
+	var letters [][]deadLetter
+	var dlqSeen map[int32]int64
+	for _, sys := range []system{job.rankstream(testenv.Rankstream(b)), job.kstreams(jar)} {
+		res, snap := sys.run(b, job.adm, job.input, total)
+		results = append(results, res)
+		snaps = append(snaps, snap)
+		// The runs share the dead-letter topic: each one's letters are those it appended.
+		end := dlqEnds(b, job.adm, job.dlq)
+		letters = append(letters, readDeadLetters(b, job.kc.Brokers, job.dlq, dlqSeen, end))
+		dlqSeen = end
+	}
+
+	if diff := snaps[0].diff(snaps[1]); diff != "" {
+		b.Fatalf("Redis contents differ between rankstream and the Kafka Streams peer: %s", diff)
+	}
+	if diff := diffDeadLetters(letters[0], letters[1]); diff != "" {
+		b.Fatalf("dead letters differ between rankstream and the Kafka Streams peer: %s", diff)
+	}
+	b.Logf("identical Redis contents: %d step keys, %d boards with %d members; %d dead letters each",
+		len(snaps[0].strings), len(snaps[0].boards), snaps[0].members(), len(letters[0]))
+	for _, r := range results {
+		b.Logf("%-10s %9.0f records/s %6.1f CPU µs/record %6.0f MiB peak RSS %5.2f redis CPU µs/record (%d records in %s, after %s of start-up)",
+			r.name, r.rate(), r.cpuPerRecord(), r.peakMiB(), r.redisPerRecord(), r.records,
+			r.elapsed.Round(time.Millisecond), r.startup.Round(time.Millisecond))
+		b.ReportMetric(r.rate(), r.name+"-records/s")
+		b.ReportMetric(r.cpuPerRecord(), r.name+"-cpu-µs/record")
+		b.ReportMetric(r.peakMiB(), r.name+"-peak-RSS-MiB")
+		b.ReportMetric(r.redisPerRecord(), r.name+"-redis-cpu-µs/record")
+	}
+	b.ReportMetric(results[0].rate()/results[1].rate(), "speedup")
+}
+
+// stepsJar returns the peer's jar, built by `make bench-peers`, and java to run it, or fails.
+func stepsJar(t testing.TB) string {
+	jar, err := findStepsJar()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jar
+}
+
+// peerJarOrSkip is stepsJar for the tests of the peer: without a built peer they skip (only
+// `make bench-peers` builds it).
+func peerJar(t *testing.T) string {
+	jar, err := findStepsJar()
+	if err != nil {
+		t.Fatalf("%v (make bench-peers builds it)", err)
+	}
+	return jar
+}
+
+func findStepsJar() (string, error) {
+	jar := os.Getenv(envStepsJar)
+	if jar == "" {
+		jar = filepath.Join("kstreams-steps", "target", "kstreams-steps.jar")
+	}
+	abs, err := filepath.Abs(jar)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return "", fmt.Errorf("the Kafka Streams peer is not built (run `make bench-peers`, or mvn package in internal/e2e/peers/kstreams-steps): %w", err)
+	}
+	if _, err := exec.LookPath("java"); err != nil {
+		return "", fmt.Errorf("no java to run the Kafka Streams peer: %w", err)
+	}
+	return abs, nil
+}
+
+func javaOpts() []string {
+	if s, ok := os.LookupEnv(envJavaOpts); ok {
+		return strings.Fields(s)
+	}
+	return []string{"-Xmx1g"}
+}
+
+// stepReports generates the reports of BenchmarkSliceThroughput.
+func stepReports(t testing.TB, n int) []*kgo.Record {
+	gen, err := loadgen.NewSteps(loadgen.StepsConfig{Users: 200_000, DupRatio: 0.1, StaleRatio: 0.1, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]*kgo.Record, 0, n)
+	for len(out) < n {
+		for _, r := range gen.Next(time.Now()) {
+			out = append(out, &kgo.Record{Key: []byte(r.Key), Value: r.Value, Timestamp: r.Time})
+		}
+	}
+	return out[:n]
+}
+
+// poison returns invalid records of many kinds, a few valid ones in shapes the generator does
+// not make (RFC 3339 times with an offset and a fraction), and a user who moves through 17
+// regions in a day: the last move is one too many and is dead-lettered, the 16 before it move
+// the user between boards.
+func poison(now time.Time) []*kgo.Record {
+	report := func(user, ts, extra string) []byte {
+		return []byte(`{"request_id":"p-` + user + `","user_id":"` + user + `","steps":1000,"ts":` + ts + `,"tz":"Europe/Berlin"` + extra + `}`)
+	}
+	ms := func(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
+	at := ms(now)
+	rec := func(key string, value []byte) *kgo.Record {
+		return &kgo.Record{Key: []byte(key), Value: value, Timestamp: now}
+	}
+	out := []*kgo.Record{
+		rec("p1", nil),
+		rec("p2", []byte(`{"request_id":"x","user_id":"p2","steps":-5,"ts":`+at+`,"tz":"UTC"}`)),
+		rec("p3", []byte(`{"request_id":"x","user_id":"p3","steps":999999,"ts":`+at+`,"tz":"UTC"}`)),
+		rec("p4", []byte(`{"request_id":"x","user_id":"p4","steps":1,"tz":"UTC"}`)),
+		rec("p5", []byte(`{"request_id":"x","user_id":"p5","steps":1,"ts":`+at+`,"tz":"Mars/Olympus"}`)),
+		rec("p6", report("p7", at, "")),
+		rec("p 8", report("p 8", at, "")),
+		rec("p9", report("p9", ms(now.Add(-8*24*time.Hour)), "")),
+		rec("p10", report("p10", ms(now.Add(10*time.Minute)), "")),
+		rec("p11", []byte(`{"request_id":"x","user_id":"p11","steps":"12","ts":`+at+`,"tz":"UTC"}`)),
+		rec("p12", []byte(`{"request_id":"x","user_id":"p12","steps":1.5,"ts":`+at+`,"tz":"UTC"}`)),
+		rec("p13", []byte(`{"request_id":"x","user_id":"p13","steps":1,"ts":"2026-11-30T08:00:00+08:00","tz":"UTC","region":"a:b"}`)),
+		rec("p14", []byte(`{"request_id":"x","user_id":"p14","steps":1,"ts":`+at+`,"tz":"Local"}`)),
+		rec("p15", []byte(`not json`)),
+		rec("p16", []byte(`{"request_id":1,"user_id":"p16","steps":1,"ts":`+at+`,"tz":"UTC"}`)),
+		rec("p17", []byte(`[1]`)),
+		rec("p18", []byte(`{"request_id":"x","user_id":"p18","steps":1,"ts":`+at+`,"tz":"UTC"} x`)),
+		rec("p19", []byte(`{"request_id":"x","user_id":"p19","steps":1,"ts":"yesterday","tz":"UTC"}`)),
+		rec("rfc1", report("rfc1", `"`+now.In(time.FixedZone("", 8*3600)).Format(time.RFC3339Nano)+`"`, `,"region":"eu-west"`)),
+		rec("rfc2", report("rfc2", `"`+now.Add(-time.Hour).UTC().Format("2006-01-02T15:04:05.000Z")+`"`, "")),
+	}
+	for i := range 17 {
+		out = append(out, rec("mover", []byte(fmt.Sprintf(
+			`{"request_id":"m%d","user_id":"mover","steps":%d,"ts":%s,"tz":"UTC","region":"r%02d"}`, i, 100+i, at, i))))
+	}
+	return out
+}
+
+// stepsJob is the steps job's topics on the real broker, under a prefix of their own.
+type stepsJob struct {
+	kc                 kafka.Config
+	adm                *kadm.Client
+	prefix, input, dlq string
+}
+
+func newStepsJob(t testing.TB) *stepsJob {
+	brokers := testenv.KafkaBrokers(t)
+	prefix := testenv.UniqueName(t, "peers") + "."
+	j := &stepsJob{
+		kc:     kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}},
+		adm:    testenv.KafkaAdmin(t, brokers),
+		prefix: prefix,
+	}
+	j.input = string(j.kc.Names.Stream(topics.StepsReported))
+	j.dlq = string(j.kc.Names.Stream(topics.DLQ))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	kcl, err := kafka.NewClient(j.kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kcl.Close()
+	if _, err := kcl.EnsureTopics(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// rankstream is `rankstream process` on the job's topics, with its defaults.
+func (j *stepsJob) rankstream(bin string) system {
+	return system{name: "rankstream", group: string(j.kc.Names.Group(topics.StepsGroup)), command: func(redisURL, _ string) []string {
+		return []string{bin, "process", "--brokers", strings.Join(j.kc.Brokers, ","), "--redis", redisURL,
+			"--topic-prefix", j.prefix, "--partitions", "8", "--http", "127.0.0.1:0", "--log-level", "warn"}
+	}}
+}
+
+// kstreams is the Kafka Streams peer on the job's topics.
+func (j *stepsJob) kstreams(jar string) system {
+	return system{name: "kstreams", group: j.prefix + "kstreams-steps", command: func(redisURL, stateDir string) []string {
+		args := append([]string{"java"}, javaOpts()...)
+		args = append(args, "-jar", jar, "--brokers", strings.Join(j.kc.Brokers, ","), "--redis", redisURL,
+			"--input", j.input, "--dlq", j.dlq, "--application-id", j.prefix+"kstreams-steps", "--state-dir", stateDir)
+		if n := os.Getenv(envThreads); n != "" {
+			args = append(args, "--threads", n)
+		}
+		return args
+	}}
+}
+
+// produce sends the records to the job's input and waits for the acknowledgements.
+func (j *stepsJob) produce(t testing.TB, records []*kgo.Record) {
+	cl, err := j.kc.KgoClient(kgo.ProducerBatchMaxBytes(2<<20), kgo.ProducerLinger(5*time.Millisecond), kgo.DefaultProduceTopic(j.input))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	errs := make(chan error, 1)
+	for _, r := range records {
+		cl.Produce(context.Background(), r, func(_ *kgo.Record, err error) {
+			if err != nil {
+				select {
+				case errs <- err:
+				default:
+				}
+			}
+		})
+	}
+	if err := cl.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errs:
+		t.Fatalf("produce: %v", err)
+	default:
+	}
+}
+
+// system is one implementation of the steps job, run as a child process.
+type system struct {
+	name  string
+	group string
+	// command returns the child's argv for a Redis URL and a state folder.
+	command func(redisURL, stateDir string) []string
+}
+
+// result is what one run measured.
+type result struct {
+	name     string
+	records  int64
+	startup  time.Duration // from the child's start to its group's Stable
+	elapsed  time.Duration
+	cpu      time.Duration // of the child over elapsed
+	peakRSS  int64         // bytes
+	redisCPU time.Duration // of redis-server over the child's whole run
+}
+
+func (r result) rate() float64         { return float64(r.records) / r.elapsed.Seconds() }
+func (r result) cpuPerRecord() float64 { return float64(r.cpu.Microseconds()) / float64(r.records) }
+func (r result) peakMiB() float64      { return float64(r.peakRSS) / (1 << 20) }
+func (r result) redisPerRecord() float64 {
+	return float64(r.redisCPU.Microseconds()) / float64(r.records)
+}
+
+// run starts the system on a Redis database of its own, times it from its group's first
+// Stable state until its commits cover total records of input, and returns the measures and
+// the contents it left in Redis.
+func (s system) run(t testing.TB, adm *kadm.Client, input string, total int64) (result, snapshot) {
+	t.Helper()
+	addr, db := testenv.RedisAddr(t)
+	rdb := goredis.NewClient(&goredis.Options{Addr: addr, DB: db})
+	defer rdb.Close()
+	redisBefore := redisCPU(t, rdb)
+	argv := s.command(fmt.Sprintf("redis://%s/%d", addr, db), t.TempDir())
+	launched := time.Now()
+	child := startChild(t, s.name, argv)
+
+	deadline := time.Now().Add(5 * time.Minute)
+	for !groupStable(adm, s.group) {
+		child.checkAlive(t)
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: group %s not Stable after 5 minutes\n%s", s.name, s.group, child.out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	start, cpuStart := time.Now(), child.cpu(t)
+	deadline = time.Now().Add(10 * time.Minute)
+	for testenv.Committed(adm, s.group, input) < total {
+		child.checkAlive(t)
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: group %s committed %d of %d records in 10 minutes\n%s", s.name, s.group,
+				testenv.Committed(adm, s.group, input), total, child.out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	res := result{name: s.name, records: total, startup: start.Sub(launched), elapsed: time.Since(start), cpu: child.cpu(t) - cpuStart, peakRSS: child.peakRSS(t)}
+	res.redisCPU = redisCPU(t, rdb) - redisBefore // before the snapshot's reads
+	// Committed means acknowledged by Redis: the contents are final now, before any shutdown.
+	snap := takeSnapshot(t, rdb)
+	child.stop(t)
+	return res, snap
+}
+
+func groupStable(adm *kadm.Client, group string) bool {
+	gs, err := adm.DescribeGroups(context.Background(), group)
+	if err != nil {
+		return false
+	}
+	g, ok := gs[group]
+	return ok && g.Err == nil && g.State == "Stable"
+}
+
+// child is a process of the benchmark whose CPU time and memory are read from /proc.
+type child struct {
+	name string
+	cmd  *exec.Cmd
+	out  *testenv.SyncBuffer
+	done chan struct{}
+	err  error
+}
+
+func startChild(t testing.TB, name string, argv []string) *child {
+	c := &child{name: name, cmd: exec.Command(argv[0], argv[1:]...), out: &testenv.SyncBuffer{}, done: make(chan struct{})}
+	c.cmd.Stdout, c.cmd.Stderr = c.out, c.out
+	if err := c.cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	go func() {
+		c.err = c.cmd.Wait()
+		close(c.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-c.done:
+		default:
+			_ = c.cmd.Process.Kill()
+			<-c.done
+		}
+		if t.Failed() {
+			t.Logf("output of %s (%s):\n%s", name, strings.Join(argv, " "), c.out.String())
+		}
+	})
+	return c
+}
+
+func (c *child) checkAlive(t testing.TB) {
+	select {
+	case <-c.done:
+		t.Fatalf("%s exited: %v\n%s", c.name, c.err, c.out.String())
+	default:
+	}
+}
+
+// stop ends the child with SIGTERM, as an operator would, and waits for it.
+func (c *child) stop(t testing.TB) {
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.done:
+	case <-time.After(time.Minute):
+		t.Fatalf("%s did not stop within a minute of SIGTERM\n%s", c.name, c.out.String())
+	}
+}
+
+// clockTick is the unit of utime and stime in /proc/<pid>/stat (USER_HZ, 100 on Linux).
+const clockTick = 10 * time.Millisecond
+
+// cpu returns the child's user+system CPU time so far.
+func (c *child) cpu(t testing.TB) time.Duration {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid))
+	if err != nil {
+		t.Fatalf("%s: %v", c.name, err)
+	}
+	// The fields after the command name (in parentheses, which may hold spaces): state is
+	// field 3 of the whole line, utime 14 and stime 15.
+	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("%s: /proc stat %q", c.name, stat)
+	}
+	return time.Duration(utime+stime) * clockTick
+}
+
+// peakRSS returns the child's VmHWM in bytes.
+func (c *child) peakRSS(t testing.TB) int64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+	if err != nil {
+		t.Fatalf("%s: %v", c.name, err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				t.Fatalf("%s: VmHWM %q", c.name, v)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatalf("%s: no VmHWM in /proc/%d/status", c.name, c.cmd.Process.Pid)
+	return 0
+}
+
+// redisCPU returns redis-server's user+system CPU time so far (INFO cpu).
+func redisCPU(t testing.TB, rdb *goredis.Client) time.Duration {
+	info, err := rdb.Info(context.Background(), "cpu").Result()
+	if err != nil {
+		t.Fatalf("INFO cpu: %v", err)
+	}
+	var secs float64
+	for _, line := range strings.Split(info, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && (k == "used_cpu_sys" || k == "used_cpu_user") {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("INFO cpu: %q", line)
+			}
+			secs += f
+		}
+	}
+	return time.Duration(secs * float64(time.Second))
+}
+
+// snapshot is what the steps job left in Redis: every step key's value and every board's
+// members and scores, each with its expiry time (EXPIRETIME, unix seconds).
+type snapshot struct {
+	strings map[string]string
+	boards  map[string]map[string]float64
+	expiry  map[string]int64
+}
+
+func (s snapshot) members() int {
+	n := 0
+	for _, m := range s.boards {
+		n += len(m)
+	}
+	return n
+}
+
+// takeSnapshot reads the keys of the steps job (step:*, rank:steps:*): `rankstream process`
+// also runs the hot-search job, whose keys are not compared here.
+func takeSnapshot(t testing.TB, rdb *goredis.Client) snapshot {
+	ctx := context.Background()
+	s := snapshot{strings: map[string]string{}, boards: map[string]map[string]float64{}, expiry: map[string]int64{}}
+	for _, pattern := range []string{"step:*", "rank:steps:*"} {
+		var keys []string
+		iter := rdb.Scan(ctx, 0, pattern, 10_000).Iterator()
+		for iter.Next(ctx) {
+			keys = append(keys, iter.Val())
+		}
+		if err := iter.Err(); err != nil {
+			t.Fatalf("SCAN %s: %v", pattern, err)
+		}
+		for chunk := range slices.Chunk(keys, 2000) {
+			pipe := rdb.Pipeline()
+			exp := make([]*goredis.DurationCmd, len(chunk))
+			vals := make([]goredis.Cmder, len(chunk))
+			for i, k := range chunk {
+				exp[i] = pipe.ExpireTime(ctx, k)
+				if pattern == "step:*" {
+					vals[i] = pipe.Get(ctx, k)
+				} else {
+					vals[i] = pipe.ZRangeWithScores(ctx, k, 0, -1)
+				}
+			}
+			if _, err := pipe.Exec(ctx); err != nil {
+				t.Fatalf("read %s: %v", pattern, err)
+			}
+			for i, k := range chunk {
+				s.expiry[k] = int64(exp[i].Val() / time.Second)
+				if exp[i].Val() < 0 { // -1: no expiry
+					s.expiry[k] = -1
+				}
+				switch v := vals[i].(type) {
+				case *goredis.StringCmd:
+					s.strings[k] = v.Val()
+				case *goredis.ZSliceCmd:
+					m := make(map[string]float64, len(v.Val()))
+					for _, z := range v.Val() {
+						m[z.Member.(string)] = z.Score
+					}
+					s.boards[k] = m
+				}
+			}
+		}
+	}
+	return s
+}
+
+// diff describes how t differs from s ("" when identical), with a few examples.
+func (s snapshot) diff(t snapshot) string {
+	var d []string
+	add := func(format string, args ...any) {
+		if len(d) < 10 {
+			d = append(d, fmt.Sprintf(format, args...))
+		}
+	}
+	for _, k := range sortedUnion(s.strings, t.strings) {
+		v, ok1 := s.strings[k]
+		w, ok2 := t.strings[k]
+		if ok1 != ok2 || v != w {
+			add("%s: %q (present %v) vs %q (present %v)", k, v, ok1, w, ok2)
+		}
+	}
+	for _, k := range sortedUnion(s.boards, t.boards) {
+		m, n := s.boards[k], t.boards[k]
+		for _, member := range sortedUnion(m, n) {
+			v, ok1 := m[member]
+			w, ok2 := n[member]
+			if ok1 != ok2 || v != w {
+				add("%s member %s: %.0f (present %v) vs %.0f (present %v)", k, member, v, ok1, w, ok2)
+			}
+		}
+	}
+	for _, k := range sortedUnion(s.expiry, t.expiry) {
+		if s.expiry[k] != t.expiry[k] {
+			add("%s expires at %d vs %d", k, s.expiry[k], t.expiry[k])
+		}
+	}
+	return strings.Join(d, "; ")
+}
+
+func sortedUnion[V any](a, b map[string]V) []string {
+	keys := slices.Collect(maps.Keys(a))
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// deadLetter is what the comparison needs of a dead letter.
+type deadLetter struct {
+	partition int32
+	offset    int64
+	reason    string
+}
+
+// dlqEnds returns the dead-letter topic's end offset per partition.
+func dlqEnds(t testing.TB, adm *kadm.Client, topic string) map[int32]int64 {
+	ends, err := adm.ListEndOffsets(context.Background(), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int32]int64{}
+	ends.Each(func(o kadm.ListedOffset) { out[o.Partition] = o.Offset })
+	return out
+}
+
+// readDeadLetters reads the dead letters between the offsets from (nil: the start) and to of
+// each partition: the ones one run wrote.
+func readDeadLetters(t testing.TB, brokers []string, topic string, from, to map[int32]int64) []deadLetter {
+	want := int64(0)
+	start := map[int32]kgo.Offset{}
+	for p, end := range to {
+		want += end - from[p]
+		start[p] = kgo.NewOffset().At(from[p])
+	}
+	if want == 0 {
+		return nil
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: start}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out []deadLetter
+	for int64(len(out)) < want && ctx.Err() == nil {
+		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
+			if r.Offset >= to[r.Partition] {
+				return
+			}
+			h := map[string]string{}
+			for _, kv := range r.Headers {
+				h[kv.Key] = string(kv.Value)
+			}
+			p, _ := strconv.ParseInt(h[topics.HeaderSourcePartition], 10, 32)
+			o, _ := strconv.ParseInt(h[topics.HeaderSourceOffset], 10, 64)
+			out = append(out, deadLetter{partition: int32(p), offset: o, reason: h[topics.HeaderReason]})
+		})
+	}
+	if int64(len(out)) < want {
+		t.Fatalf("read %d of %d dead letters of %s", len(out), want, topic)
+	}
+	return out
+}
+
+// diffDeadLetters compares two runs' dead letters by their source record. Reasons must be
+// equal, except that a reason quoting the JSON decoder ("invalid event: json: ...") only needs
+// to be one on both sides: Go's and Jackson's words differ.
+func diffDeadLetters(a, b []deadLetter) string {
+	key := func(d deadLetter) string { return fmt.Sprintf("%d/%d", d.partition, d.offset) }
+	am, bm := map[string]string{}, map[string]string{}
+	for _, d := range a {
+		am[key(d)] = d.reason
+	}
+	for _, d := range b {
+		bm[key(d)] = d.reason
+	}
+	var d []string
+	for _, k := range sortedUnion(am, bm) {
+		const jsonReason = "invalid event: json: "
+		if strings.HasPrefix(am[k], jsonReason) && strings.HasPrefix(bm[k], jsonReason) {
+			continue
+		}
+		if am[k] != bm[k] {
+			d = append(d, fmt.Sprintf("record %s: %q vs %q", k, am[k], bm[k]))
+		}
+	}
+	return strings.Join(d, "; ")
+}
