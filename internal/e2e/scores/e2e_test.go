@@ -109,13 +109,13 @@ func newRun(t *testing.T, brokers []string, bin, file string) *scoresRun {
 	return r
 }
 
-// start runs `rankstream process --boards` for this run's topics and Redis database, with
-// extra flags.
+// start runs `rankstream process --boards` with its defaults (the flush interval included) for
+// this run's topics and Redis database, with extra flags.
 func (r *scoresRun) start(name string, extra ...string) *testenv.Process {
 	r.t.Helper()
 	p := testenv.StartProcess(r.t, name, r.bin, append([]string{"process", "--brokers", strings.Join(r.kc.Brokers, ","),
 		"--redis", r.redisURL, "--topic-prefix", r.kc.Names.Prefix, "--partitions", "8",
-		"--http", "127.0.0.1:0", "--coalesce", "200ms", "--log-level", "warn", "--boards", r.file}, extra...)...)
+		"--http", "127.0.0.1:0", "--log-level", "warn", "--boards", r.file}, extra...)...)
 	r.processes = append(r.processes, p)
 	return p
 }
