@@ -80,6 +80,7 @@ type archiveJob struct {
 
 // Run archives what is due every archiveInterval (10 s) until ctx ends.
 func (a Archiver) Run(ctx context.Context) error {
+	kafka.Up(ctx) // a unit without a goka processor: ready while it runs
 	t := time.NewTicker(archiveInterval)
 	defer t.Stop()
 	for {

@@ -382,3 +382,26 @@ func TestProcessedUntil(t *testing.T) {
 		}
 	})
 }
+
+// TestArchiverIsReadyWhileItRuns (defect: the archive unit never told its supervisor it ran, so
+// `process --history` never became ready): under a Supervisor, the unit is ready while it runs,
+// with ClickHouse down too (its writes retry; readiness is about the unit, not the store).
+func TestArchiverIsReadyWhileItRuns(t *testing.T) {
+	addr := testenv.FreeAddr(t) // nothing listens: ClickHouse down
+	sink, err := rsclickhouse.New(addr, "rankstream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Close()
+	sup := kafka.NewSupervisor(slog.New(slog.DiscardHandler))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- sup.Run(ctx, "archive", app.Archiver{Redis: testenv.Redis(t), Store: sink, Log: slog.New(slog.DiscardHandler)}.Run)
+	}()
+	testenv.WaitFor(t, 30*time.Second, "the archive unit to be ready", func() bool { return sup.Ready() == nil })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
