@@ -121,7 +121,9 @@ func openHistory(t testing.TB, ctx context.Context) (driver.Conn, string, *rscli
 
 // args returns `rankstream process` arguments writing to the run's stores, with the default
 // window, slide, lateness, lookahead and idle time (the later of two equal flags wins: extra
-// may set --partitions and --http).
+// may set --partitions and --http). --hot-k 20 keeps the ClickHouse rows this test compares
+// window by window at a fifth (checkExact needs the top 10, which 20 items cover); the default
+// K of 100 runs in TestHotSearchBacklog and the dev test.
 func (r run) args(brokers []string, prefix string, extra ...string) []string {
 	return append([]string{"process",
 		"--brokers", strings.Join(brokers, ","), "--redis", fmt.Sprintf("redis://%s/%d", r.redis, r.redisDB),
@@ -263,6 +265,9 @@ func TestHotSearch(t *testing.T) {
 		t.Run("kill -9", func(t *testing.T) {
 			replay(t, brokers, prefix)
 			crash := newRun(t, ctx)
+			// A checkpoint every second, so that the kill lands after several: the restart is
+			// then checkpoint plus loop records, the path under test. The other runs use the
+			// default (5 s).
 			args := crash.args(brokers, prefix, "--log-level", "info", "--hot-checkpoint", "1s")
 			proc := testenv.StartProcess(t, "doomed", testenv.Rankstream(t), args...)
 			third := rows[len(rows)/3].WindowEnd
@@ -433,6 +438,8 @@ func TestHotSearchIdlePartition(t *testing.T) {
 		testenv.StartProcess(t, "processor", testenv.Rankstream(t), "process",
 			"--brokers", strings.Join(brokers, ","), "--redis", fmt.Sprintf("redis://%s/%d", redisAddr, redisDB),
 			"--topic-prefix", prefix, "--partitions", "8", "--http", "127.0.0.1:0", "--log-level", "warn",
+			// A 1 min window and a 10 s idle time keep this minute-long test short; the defaults
+			// (1 h, 30 s) run in TestHotSearch, whose partitions are never idle.
 			"--hot-window", "1m", "--hot-slide", "5s", "--hot-idle", idle.String(), "--hot-k", "10")
 		cl, err := kc.KgoClient(kgo.ProducerLinger(5 * time.Millisecond))
 		if err != nil {

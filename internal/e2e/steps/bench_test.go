@@ -77,7 +77,7 @@ func runSlice(b *testing.B, records []e2e.Record) (e *stepsRun, topic string, ra
 	topic = string(e.kc.Names.Stream(topics.StepsReported))
 	adm := testenv.KafkaAdmin(b, e.kc.Brokers)
 
-	proc := e.start("bench", "--coalesce", "500ms", "--log-level", "warn") // the defaults, not the tests' faster flush
+	proc := e.start("bench")
 	e.produce(records[:1], 0)
 	testenv.WaitCommitted(b, adm, group, topic, 1, 5*time.Minute)
 

@@ -76,7 +76,7 @@ func (e *stepsRun) start(name string, flags ...string) *testenv.Process {
 	args := append([]string{"process",
 		"--brokers", strings.Join(e.kc.Brokers, ","), "--redis", e.redisURL,
 		"--topic-prefix", e.prefix, "--partitions", "8", "--http", "127.0.0.1:0",
-		"--coalesce", "200ms", "--log-level", "warn"}, flags...)
+		"--log-level", "warn"}, flags...) // every default, the flush interval included
 	p := testenv.StartProcess(e.t, name, e.bin, args...)
 	e.processes = append(e.processes, p)
 	return p

@@ -75,7 +75,7 @@ func crashBetweenTableAndRedis(t *testing.T, brokers []string) {
 	board := func(region string) string { return "rank:steps:region:" + region + ":" + day }
 	ctx := context.Background()
 
-	p := e.start("processor-1", "--coalesce", "500ms")
+	p := e.start("processor-1")
 	e.produce([]e2e.Record{
 		utcReport("mover", "a", 100, "eu-west", ts),
 		utcReport("retrier", "x", 300, "eu-west", ts),
@@ -93,7 +93,7 @@ func crashBetweenTableAndRedis(t *testing.T, brokers []string) {
 	flushed := e.rdb.Get(ctx, "step:"+day+":mover").Val() == "200"
 	t.Logf("killed %s the flush of the move (committed %d of 4)", map[bool]string{true: "after", false: "before"}[flushed], testenv.Committed(adm, group, topic))
 
-	e.start("processor-2", "--coalesce", "500ms")
+	e.start("processor-2")
 	e.produce([]e2e.Record{utcReport("retrier", "y", 36_894, "us-east", ts.Add(3*time.Second))}, 0)
 	testenv.WaitCommitted(t, adm, group, topic, 5, 2*time.Minute)
 
