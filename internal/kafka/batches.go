@@ -56,8 +56,9 @@ type BatchConsumer struct {
 	Log        *slog.Logger
 }
 
-// Run consumes until ctx ends or a write fails for good. What was added but not written when
-// ctx ends stays uncommitted: whoever owns those partitions next reads it again.
+// Run consumes until ctx ends or a write fails for good. When ctx ends, the batch gathered so
+// far is written and committed within drainTimeout (drain); what the store did not take by
+// then stays uncommitted: whoever owns those partitions next reads it again.
 func (c BatchConsumer) Run(ctx context.Context, kc Config) error {
 	log := c.Log.With("group", c.Group)
 	// A client of its own: it is a member of the group.
@@ -89,7 +90,7 @@ func (c BatchConsumer) Run(ctx context.Context, kc Config) error {
 		fetches := cl.PollRecords(pollCtx, max(c.MaxBatch-c.Batch.Len(), 1))
 		cancel()
 		if ctx.Err() != nil {
-			log.Info("batch consumer stopped")
+			c.drain(ctx, cl, last, log)
 			return nil
 		}
 		failed := false
@@ -120,23 +121,51 @@ func (c BatchConsumer) Run(ctx context.Context, kc Config) error {
 		if len(last) == 0 || (c.Interval > 0 && time.Since(since) < c.Interval && c.Batch.Len() < c.MaxBatch) {
 			continue
 		}
-		if err := c.write(ctx, log); err != nil || ctx.Err() != nil {
+		if err := c.flush(ctx, cl, last, log); err != nil || ctx.Err() != nil {
 			if err == nil {
-				log.Info("batch consumer stopped")
+				c.drain(ctx, cl, last, log)
 			}
 			return err
 		}
-		done := make([]*kgo.Record, 0, len(last))
-		for _, r := range last {
-			done = append(done, r)
-		}
-		if err := cl.CommitRecords(ctx, done...); err != nil && ctx.Err() == nil {
-			// Not fatal: the records are written; whoever owns them next writes them again.
-			log.Warn("commit failed", "err", err)
-		}
-		c.Batch.Reset()
-		clear(last)
 	}
+}
+
+// drainTimeout bounds how long a stopping consumer spends writing and committing its last
+// batch.
+const drainTimeout = 5 * time.Second
+
+// drain writes and commits, once ctx (the consumer's) ended, what the batch holds, within
+// drainTimeout: a stop then leaves nothing for the next owner to write again. If the store
+// does not take it in time, the records stay uncommitted and the next owner writes them.
+func (c BatchConsumer) drain(ctx context.Context, cl *kgo.Client, last map[int32]*kgo.Record, log *slog.Logger) {
+	if len(last) > 0 {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drainTimeout)
+		defer cancel()
+		if err := c.flush(dctx, cl, last, log); err != nil || dctx.Err() != nil {
+			log.Warn("batch consumer stopped with records not written: the next owner writes them", "err", err)
+			return
+		}
+	}
+	log.Info("batch consumer stopped")
+}
+
+// flush writes the batch (write) and commits the newest record of each partition in it
+// (last); it resets both once the store took them.
+func (c BatchConsumer) flush(ctx context.Context, cl *kgo.Client, last map[int32]*kgo.Record, log *slog.Logger) error {
+	if err := c.write(ctx, log); err != nil || ctx.Err() != nil {
+		return err
+	}
+	done := make([]*kgo.Record, 0, len(last))
+	for _, r := range last {
+		done = append(done, r)
+	}
+	if err := cl.CommitRecords(ctx, done...); err != nil && ctx.Err() == nil {
+		// Not fatal: the records are written; whoever owns them next writes them again.
+		log.Warn("commit failed", "err", err)
+	}
+	c.Batch.Reset()
+	clear(last)
+	return nil
 }
 
 // write writes the batch, retrying with backoff while the failure is retryable; it returns nil
