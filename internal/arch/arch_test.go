@@ -71,6 +71,7 @@ var rules = map[string]rule{
 	"sinks/clickhouse":    {may: join([]string{"topics"}, plumbing), thirdPartyNot: join(kafkaLibs, []string{redisLib})},
 	"internal/kafka":      {may: []string{"topics", "internal/obs", "internal/backoff"}, thirdPartyNot: drivers},
 	"internal/api":        {may: []string{"sinks/redis", "topics", "internal/board", "internal/obs"}, thirdPartyNot: join(kafkaLibs, drivers)},
+	"internal/web":        {may: []string{"topics", "internal/board", "internal/obs"}, thirdPartyNot: join(kafkaLibs, drivers)},
 	"internal/gateway":    {may: []string{"topics", "internal/kafka", "internal/obs"}, thirdPartyNot: drivers},
 	"internal/boardsfile": {may: []string{"internal/board"}, thirdPartyNot: join(kafkaLibs, drivers)},
 	"internal/loadgen":    {may: []string{"topics", "sketch", "internal/board", "internal/obs"}, thirdPartyNot: drivers},
