@@ -76,6 +76,7 @@ async function load(quiet) {
   const r = await rs.get("/v1/boards/" + encodeURIComponent(st.board) + "?" + q);
   if (seq !== st.seq) return;
   if (r.status === 503 || r.status === 0) {
+    $("empty").hidden = true; // whether the board is empty is unknown now
     rs.banner($("banner"), "Redis is unavailable (" + (r.status || "no answer") + "); retrying." + (st.last ? " Showing the last board received." : ""), true);
     return;
   }
@@ -213,7 +214,7 @@ async function jump() {
   $("friends-section").hidden = true;
   const me = needViewer("me-section", "me-msg");
   if (!me) return;
-  saveURL();
+  load(true); // the board too, so that both show the same moment and mark me
   const q = query(periodInfo().current);
   q.set("neighbors", NEIGHBORS);
   const r = await rs.get("/v1/boards/" + encodeURIComponent(st.board) + "/members/" + encodeURIComponent(me) + "?" + q);

@@ -46,7 +46,9 @@ async function pollLive() {
     return;
   }
   if (r.status !== 200) {
-    // Keep the last list on screen; say why it does not move.
+    // Keep the last list on screen; say why it does not move. Whether a snapshot exists is
+    // unknown now.
+    $("live-empty").hidden = true;
     const why = r.status === 503 ? "Redis is unavailable (503); retrying every second." : "The query API answered " + r.status + ": " + r.body.error;
     rs.banner($("live-banner"), why + (live.snap ? " Showing the last list received." : ""), true);
     return;

@@ -1,0 +1,475 @@
+package webe2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/rankstream/rankstream/internal/api"
+	"github.com/rankstream/rankstream/internal/testenv"
+	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
+	"github.com/rankstream/rankstream/topics"
+)
+
+// EnvScreenshots names the folder the tests save their screenshots in (make screenshots);
+// without it they are taken and dropped.
+const EnvScreenshots = "RANKSTREAM_SCREENSHOTS"
+
+// deadline bounds every wait for the pages or the pipeline (a loaded machine is slow).
+const deadline = 90 * time.Second
+
+// site is a rankstream HTTP server under test and a browser tab on it.
+type site struct {
+	t    *testing.T
+	base string
+	tab  context.Context
+}
+
+func (s *site) run(a chromedp.Action[chromedp.Void]) {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(s.tab, deadline)
+	defer cancel()
+	if err := chromedp.Do(ctx, a); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func (s *site) open(path string) { s.t.Helper(); s.run(chromedp.Navigate(s.base + path)) }
+
+// eval evaluates a JavaScript expression in the page into v.
+func eval[T any](s *site, expr string) T {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(s.tab, deadline)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		s.t.Fatalf("%s: %v", expr, err)
+	}
+	return v
+}
+
+// waitJS waits until the expression is true in the page.
+func (s *site) waitJS(what, expr string) {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(s.tab, deadline)
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(deadline), chromedp.WithPollingInterval(100*time.Millisecond))); err != nil {
+		s.t.Fatalf("waiting for %s (%s): %v", what, expr, err)
+	}
+}
+
+// text is the text of the element with the id, "" when it is hidden.
+func (s *site) text(id string) string {
+	s.t.Helper()
+	return eval[string](s, fmt.Sprintf(`(e => e && !e.hidden ? e.textContent : "")(document.getElementById(%q))`, id))
+}
+
+// get reads a JSON resource of the server into v and returns its status, 0 when the server
+// did not answer.
+func (s *site) get(path string, v any) int {
+	s.t.Helper()
+	res, err := http.Get(s.base + path)
+	if err != nil {
+		return 0
+	}
+	defer res.Body.Close()
+	if res.StatusCode == http.StatusOK && v != nil {
+		if err := json.NewDecoder(res.Body).Decode(v); err != nil {
+			s.t.Fatalf("%s: %v", path, err)
+		}
+	}
+	return res.StatusCode
+}
+
+// eventually retries check until it returns nil, failing with its last error after deadline.
+func eventually(t *testing.T, what string, check func() error) {
+	t.Helper()
+	var err error
+	for end := time.Now().Add(deadline); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
+		if err = check(); err == nil {
+			return
+		}
+	}
+	t.Fatalf("%s: %v", what, err)
+}
+
+// screenshot takes a full-page PNG and saves it as name in $RANKSTREAM_SCREENSHOTS, if set.
+func (s *site) screenshot(name string) {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(s.tab, deadline)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if len(png) < 8 || string(png[1:4]) != "PNG" {
+		s.t.Fatalf("screenshot %s: not a PNG", name)
+	}
+	if dir := os.Getenv(EnvScreenshots); dir != "" {
+		if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+}
+
+// row is a board entry as the page shows it (podium cards and table rows).
+type row struct {
+	Rank   int64  `json:"rank"`
+	Member string `json:"member"`
+	Score  int64  `json:"score"`
+}
+
+const boardRowsJS = `[...document.querySelectorAll("#podium li, #board-table tbody tr")].map(e => ({rank: +e.dataset.rank, member: e.dataset.member, score: +e.dataset.score}))`
+
+// boardMatchesAPI reloads the board on the page and compares it with the API's page at query
+// until they agree (the demo traffic moves the board between the two reads).
+func (s *site) boardMatchesAPI(query string) []row {
+	s.t.Helper()
+	var shown []row
+	eventually(s.t, "the board page shows the API's "+query, func() error {
+		eval[chromedp.Void](s, `load(true)`)
+		shown = eval[[]row](s, boardRowsJS)
+		var p api.BoardPage
+		if code := s.get("/v1/boards/"+query, &p); code != http.StatusOK {
+			return fmt.Errorf("API answered %d", code)
+		}
+		var want []row
+		for _, e := range p.Items {
+			want = append(want, row{e.Rank, e.Member, e.Score})
+		}
+		if len(want) == 0 || !slices.Equal(shown, want) {
+			return fmt.Errorf("page shows %v, API answers %v", shown, want)
+		}
+		return nil
+	})
+	return shown
+}
+
+// TestPages runs rankstream dev with demo traffic and checks, in Chromium, the hot-search
+// page (the list the API answers, refreshing by itself), the leaderboard page (the board the
+// API answers, the period, scope and board switchers, jump to me, the limit at rank 1000,
+// the friends view, a phone width), then serve --history on ClickHouse for the time travel,
+// the empty states, and Redis down.
+func TestPages(t *testing.T) {
+	bin := testenv.Rankstream(t)
+	redisAddr, db := testenv.RedisAddr(t)
+	tab := testenv.Browser(t, 1000, 1200)
+
+	devAddr := testenv.FreeAddr(t)
+	const apiKey = "pages-test-key"
+	dev := testenv.StartProcess(t, "dev", bin, "dev", "--http", devAddr, "--api-key", apiKey, "--redis", fmt.Sprintf("redis://%s/%d", redisAddr, db), "--data-dir", "")
+	s := &site{t: t, base: "http://" + devAddr, tab: tab}
+	var hot topics.TopKSnapshot
+	eventually(t, "dev answers its first hot-search snapshot", func() error {
+		if err := dev.Exited(); err != nil {
+			t.Fatalf("dev: %v", err)
+		}
+		if code := s.get("/v1/hot/search", &hot); code != http.StatusOK {
+			return fmt.Errorf("GET /v1/hot/search: %d", code)
+		}
+		return nil
+	})
+	if !strings.HasPrefix(dev.Output(), "rankstream dev is running\n  pages:          http://"+devAddr+"/ ") {
+		t.Errorf("dev does not print the page URL first:\n%s", dev.Output())
+	}
+
+	t.Run("hot search", func(t *testing.T) {
+		s.t = t
+		s.open("/")
+		type item struct {
+			Item  string `json:"item"`
+			Count uint64 `json:"count"`
+			Error uint64 `json:"error"`
+		}
+		type shown struct {
+			End   string `json:"end"`
+			Items []item `json:"items"`
+		}
+		const js = `({end: document.getElementById("live-table").dataset.windowEnd || "", items: [...document.querySelectorAll("#live-table tbody tr")].map(e => ({item: e.dataset.term, count: +e.dataset.count, error: +e.dataset.error}))})`
+		s.waitJS("the live list", `document.querySelectorAll("#live-table tbody tr").length > 0`)
+		var first string
+		eventually(t, "the live list is the API's", func() error {
+			page := eval[shown](s, js)
+			var snap topics.TopKSnapshot
+			if code := s.get("/v1/hot/search?k=10", &snap); code != http.StatusOK {
+				return fmt.Errorf("API answered %d", code)
+			}
+			if page.End != topics.FormatSnapshotTime(snap.WindowEnd) {
+				return fmt.Errorf("page shows the window ending %s, API %s", page.End, topics.FormatSnapshotTime(snap.WindowEnd))
+			}
+			var want []item
+			for _, it := range snap.Items {
+				want = append(want, item{it.Item, it.Count, it.Error})
+			}
+			if !slices.Equal(page.Items, want) {
+				return fmt.Errorf("page shows %v, API answers %v", page.Items, want)
+			}
+			first = page.End
+			return nil
+		})
+		// Without a reload or a click, the next slide's list replaces it, with trends against it.
+		s.waitJS("the next window", fmt.Sprintf(`(document.getElementById("live-table").dataset.windowEnd || %q) !== %q`, first, first))
+		if c := s.text("live-caption"); !strings.Contains(c, "trend against the window ending "+first[11:19]) {
+			t.Errorf("caption %q: want trends against the window ending %s", c, first[11:19])
+		}
+		if w := s.text("live-window"); !strings.Contains(w, "(60 min)") {
+			t.Errorf("window line %q: want the one-hour window", w)
+		}
+		s.screenshot("hot-search.png")
+	})
+
+	t.Run("leaderboards", func(t *testing.T) {
+		s.t = t
+		eventually(t, "the arena board fills", func() error {
+			var p api.BoardPage
+			if s.get("/v1/boards/arena?period=total&limit=20", &p); p.Total < 30 {
+				return fmt.Errorf("%d members", p.Total)
+			}
+			return nil
+		})
+		s.open("/boards?board=arena&period=total")
+		s.waitJS("the board", `document.querySelectorAll("#podium li").length === 3`)
+		shown := s.boardMatchesAPI("arena?period=total&limit=20")
+		if c := s.text("countdown"); !strings.Contains(c, "never resets") {
+			t.Errorf("countdown of the total board: %q", c)
+		}
+
+		// The period switcher: only arena's periods; the hour board with its countdown.
+		if got := eval[[]string](s, `[...document.querySelectorAll("#periods input")].map(e => e.value)`); !slices.Equal(got, []string{"h", "d", "w", "total"}) {
+			t.Errorf("arena's periods offered: %v", got)
+		}
+		s.run(chromedp.Click(chromedp.CSS(`#periods input[value="h"] + span`)))
+		s.waitJS("the hour board", `document.getElementById("board-caption").textContent.includes("hour h:")`)
+		hour := time.Now().UTC().Format("2006010215")
+		s.boardMatchesAPI("arena?period=h:" + hour + "&limit=20")
+		if c := s.text("countdown"); !strings.HasPrefix(c, "Resets in ") {
+			t.Errorf("countdown of the hour board: %q", c)
+		}
+
+		// The scope switcher.
+		s.run(chromedp.SetValue(chromedp.CSS("#scope"), "cn-east"))
+		eval[chromedp.Void](s, `document.getElementById("scope").dispatchEvent(new Event("change"))`)
+		s.waitJS("the cn-east board", `document.getElementById("board-caption").textContent.includes("cn-east")`)
+		s.boardMatchesAPI("arena?period=h:" + hour + "&scope=cn-east&limit=20")
+
+		// The board switcher: highscore keeps d, m and total.
+		eval[chromedp.Void](s, `(b => { b.value = "highscore"; b.dispatchEvent(new Event("change")); })(document.getElementById("board"))`)
+		s.waitJS("the highscore board", `document.getElementById("title").textContent.endsWith("highscore")`)
+		if got := eval[[]string](s, `[...document.querySelectorAll("#periods input")].map(e => e.value)`); !slices.Equal(got, []string{"d", "m", "total"}) {
+			t.Errorf("highscore's periods offered: %v", got)
+		}
+
+		// Jump to me: a member from the middle of arena's total board, with 3 neighbours each side.
+		me := shown[10].Member
+		s.open("/boards?board=arena&period=total")
+		s.waitJS("the board", `document.querySelectorAll("#podium li").length === 3`)
+		s.run(chromedp.SetValue(chromedp.CSS("#viewer"), me))
+		eventually(t, "jump to me shows the API's standing", func() error {
+			s.run(chromedp.Click(chromedp.CSS("#jump")))
+			s.waitJS("my standing", `!document.getElementById("me-table").hidden || !document.getElementById("me-msg").hidden`)
+			got := eval[[]row](s, `[...document.querySelectorAll("#me-table tbody tr")].map(e => ({rank: +e.dataset.rank, member: e.dataset.member, score: +e.dataset.score}))`)
+			mine := eval[[]string](s, `[...document.querySelectorAll("#me-table tbody tr.me")].map(e => e.dataset.member)`)
+			var st api.BoardStanding
+			if code := s.get("/v1/boards/arena/members/"+url.PathEscape(me)+"?period=total&neighbors=3", &st); code != http.StatusOK {
+				return fmt.Errorf("API answered %d", code)
+			}
+			var want []row
+			for _, e := range slices.Concat(st.Above, []api.Entry{st.Member}, st.Below) {
+				want = append(want, row{e.Rank, e.Member, e.Score})
+			}
+			if !slices.Equal(got, want) || !slices.Equal(mine, []string{me}) || len(st.Above) != 3 || len(st.Below) != 3 {
+				return fmt.Errorf("page shows %v (me: %v), API answers %v", got, mine, want)
+			}
+			return nil
+		})
+		s.screenshot("leaderboard.png")
+
+		// The friends view: this binary may not serve the friends endpoints yet.
+		if res, err := http.Get(s.base + "/v1/friends/" + url.PathEscape(me) + "/boards/arena?period=total"); err != nil {
+			t.Fatal(err)
+		} else {
+			res.Body.Close()
+			if res.StatusCode == http.StatusNotFound && !strings.Contains(res.Header.Get("Content-Type"), "json") {
+				s.run(chromedp.Click(chromedp.CSS("#friends")))
+				s.waitJS("the friends message", `document.getElementById("friends-msg").textContent === "Friends board not available."`)
+			} else {
+				t.Logf("the friends endpoint answers %d: its page is checked by the friends tests", res.StatusCode)
+			}
+		}
+	})
+
+	t.Run("beyond rank 1000", func(t *testing.T) {
+		s.t = t
+		// The demo users spread over the local days of their zones: 1,100 more report in UTC.
+		now := time.Now().UnixMilli()
+		for batch := range 11 {
+			var reports []topics.StepReport
+			for i := range 100 {
+				u := fmt.Sprintf("web-%d", batch*100+i)
+				reports = append(reports, topics.StepReport{RequestID: u, UserID: u, Steps: int64(1000 + i), TS: topics.Timestamp{Time: time.UnixMilli(now)}, TZ: "UTC"})
+			}
+			body, err := json.Marshal(reports)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req, err := http.NewRequest(http.MethodPost, s.base+"/v1/steps", bytes.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Authorization", "Bearer "+apiKey)
+			req.Header.Set("Content-Type", "application/json")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != http.StatusOK && res.StatusCode != http.StatusAccepted {
+				t.Fatalf("POST /v1/steps: %s", res.Status)
+			}
+		}
+		eventually(t, "more than 1000 members on the steps board", func() error {
+			var p api.BoardPage
+			if s.get("/v1/boards/steps?period=d&limit=1", &p); p.Total <= 1000 {
+				return fmt.Errorf("%d members", p.Total)
+			}
+			return nil
+		})
+		s.open("/boards?board=steps&offset=980")
+		s.waitJS("the last page", `document.querySelectorAll("#board-table tbody tr").length === 20`)
+		if got := eval[[]int64](s, `[...document.querySelectorAll("#board-table tbody tr")].map(e => +e.dataset.rank)`); got[0] != 981 || got[19] != 1000 {
+			t.Errorf("the last page shows ranks %v, want 981 to 1000", got)
+		}
+		if b := s.text("beyond"); !strings.HasPrefix(b, "Only the first 1,000 ranks are listed") {
+			t.Errorf("beyond message %q", b)
+		}
+		if !eval[bool](s, `document.getElementById("next").disabled`) {
+			t.Error("next page enabled beyond rank 1000")
+		}
+	})
+
+	t.Run("phone width", func(t *testing.T) {
+		s.t = t
+		s.run(chromedp.EmulateViewport(375, 800))
+		defer s.run(chromedp.EmulateViewport(1000, 1200))
+		for _, p := range []string{"/", "/boards?board=arena&period=total"} {
+			s.open(p)
+			s.waitJS("the page", `document.querySelector("#live-table tbody tr, #podium li") !== null`)
+			if w := eval[int](s, `document.documentElement.scrollWidth`); w > 375 {
+				t.Errorf("%s is %d px wide at a 375 px viewport", p, w)
+			}
+		}
+		s.screenshot("leaderboard-phone.png")
+	})
+
+	t.Run("time travel, empty, redis down", func(t *testing.T) { timeTravel(t, s, bin, redisAddr) })
+}
+
+// timeTravel runs serve --history on ClickHouse holding two snapshots and an empty Redis
+// database behind a proxy: the time travel shows the snapshot in effect at the chosen time
+// with trends against the one before, the pages say that nothing is there yet, then that Redis
+// is down.
+func timeTravel(t *testing.T, dev *site, bin, redisAddr string) {
+	chAddr, database := testenv.ClickHouseAddr(t)
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	sink, err := rsclickhouse.Open(ctx, chAddr, database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Close()
+	if _, err := sink.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	older := time.Now().UTC().Truncate(time.Minute).Add(-40 * time.Minute)
+	newer := older.Add(10 * time.Minute)
+	version, err := rsclickhouse.TopKVersion(rsclickhouse.MaxTopKCompleteness, newer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := func(end time.Time, items ...string) []rsclickhouse.TopKRow {
+		var rows []rsclickhouse.TopKRow
+		for i, it := range items {
+			rows = append(rows, rsclickhouse.TopKRow{Stream: topics.SearchStream, WindowStart: end.Add(-time.Hour), WindowEnd: end,
+				Rank: uint32(i + 1), Item: it, Count: uint64(1000 - 100*i), Error: uint64(5 * i), Version: version})
+		}
+		return rows
+	}
+	if err := sink.WriteTopK(ctx, slices.Concat(snap(older, "alpha", "beta", "gamma", "delta"), snap(newer, "beta", "alpha", "epsilon", "gamma"))); err != nil {
+		t.Fatal(err)
+	}
+
+	_, db := testenv.RedisAddr(t) // an empty database: no snapshot, no board yet
+	proxy := testenv.NewProxy(t, redisAddr)
+	addr := testenv.FreeAddr(t)
+	serve := testenv.StartProcess(t, "serve", bin, "serve", "--history", "--http", addr, "--redis", fmt.Sprintf("redis://%s/%d", proxy.Addr(), db),
+		"--clickhouse", chAddr, "--clickhouse-database", database)
+	s := &site{t: t, base: "http://" + addr, tab: dev.tab}
+	eventually(t, "serve listens", func() error {
+		if err := serve.Exited(); err != nil {
+			t.Fatalf("serve: %v", err)
+		}
+		if code := s.get("/healthz", nil); code != http.StatusOK {
+			return fmt.Errorf("GET /healthz: %d", code)
+		}
+		return nil
+	})
+
+	type ttRow struct {
+		Term  string `json:"term"`
+		Trend string `json:"trend"`
+		Count string `json:"count"`
+	}
+	const ttJS = `[...document.querySelectorAll("#tt-table tbody tr")].map(e => ({term: e.dataset.term, trend: e.cells[3].textContent, count: e.cells[2].textContent}))`
+	waitEnd := func(end time.Time) {
+		s.waitJS("the snapshot ending "+end.Format(time.RFC3339), fmt.Sprintf(`document.getElementById("tt-table").dataset.windowEnd === %q && !document.getElementById("tt-table").hidden`, end.Format(time.RFC3339)))
+	}
+	s.open("/?at=" + url.QueryEscape(newer.Add(3*time.Minute).Format(time.RFC3339)))
+	waitEnd(newer)
+	want := []ttRow{{"beta", "▲ 1", "1,000exact"}, {"alpha", "▼ 1", "900≥ 895"}, {"epsilon", "new", "800≥ 790"}, {"gamma", "▼ 1", "700≥ 685"}}
+	if got := eval[[]ttRow](s, ttJS); !slices.Equal(got, want) {
+		t.Errorf("time travel at %s: %v, want %v", newer.Add(3*time.Minute), got, want)
+	}
+	// The scrubber back to a minute after the older window: its list, with nothing before it.
+	back := older.Add(time.Minute)
+	eval[chromedp.Void](s, fmt.Sprintf(`(() => { document.getElementById("tt-day").value = %q; const r = document.getElementById("tt-time"); r.value = %d; r.dispatchEvent(new Event("input")); r.dispatchEvent(new Event("change")); })()`,
+		back.Format("2006-01-02"), back.Hour()*60+back.Minute()))
+	waitEnd(older)
+	want = []ttRow{{"alpha", "–", "1,000exact"}, {"beta", "–", "900≥ 895"}, {"gamma", "–", "800≥ 790"}, {"delta", "–", "700≥ 685"}}
+	if got := eval[[]ttRow](s, ttJS); !slices.Equal(got, want) {
+		t.Errorf("time travel at %s: %v, want %v", back, got, want)
+	}
+	if o := s.text("tt-at"); o != back.Format("2006-01-02 15:04:05")+" UTC" {
+		t.Errorf("scrubber shows %q", o)
+	}
+	// Before the first snapshot: a message, not an error.
+	eval[chromedp.Void](s, fmt.Sprintf(`(r => { r.value = %d; r.dispatchEvent(new Event("change")); })(document.getElementById("tt-time"))`, back.Hour()*60+back.Minute()-2))
+	s.waitJS("no snapshot that early", `document.getElementById("tt-banner").textContent.startsWith("No snapshot in the history at or before")`)
+
+	// Nothing in Redis yet: messages, not errors.
+	s.waitJS("no live snapshot yet", `document.getElementById("live-empty").textContent.startsWith("No hot-search snapshot yet")`)
+	eval[chromedp.Void](s, fmt.Sprintf(`(r => { r.value = %d; r.dispatchEvent(new Event("change")); })(document.getElementById("tt-time"))`, back.Hour()*60+back.Minute()))
+	waitEnd(older)
+	s.screenshot("time-travel.png")
+	s.open("/boards")
+	s.waitJS("an empty board", `document.getElementById("empty").textContent.startsWith("Nobody is on this board yet")`)
+
+	// Redis down: banners; the time travel still answers from ClickHouse.
+	proxy.SetDown(true)
+	s.open("/?at=" + url.QueryEscape(newer.Format(time.RFC3339)))
+	s.waitJS("the Redis banner", `document.getElementById("live-banner").textContent.startsWith("Redis is unavailable (503)") && document.getElementById("live-empty").hidden`)
+	waitEnd(newer)
+	s.screenshot("redis-down.png")
+	s.open("/boards")
+	s.waitJS("the Redis banner", `document.getElementById("banner").textContent.startsWith("Redis is unavailable (503)") && document.getElementById("empty").hidden`)
+}
