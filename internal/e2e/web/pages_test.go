@@ -162,9 +162,9 @@ func (s *site) boardMatchesAPI(query string) []row {
 // the friends view, a phone width), then serve --history on ClickHouse for the time travel,
 // the empty states, and Redis down.
 func TestPages(t *testing.T) {
+	tab := testenv.Browser(t, 1000, 1200)
 	bin := testenv.Rankstream(t)
 	redisAddr, db := testenv.RedisAddr(t)
-	tab := testenv.Browser(t, 1000, 1200)
 
 	devAddr := testenv.FreeAddr(t)
 	const apiKey = "pages-test-key"
@@ -252,7 +252,28 @@ func TestPages(t *testing.T) {
 		s.run(chromedp.Click(chromedp.CSS(`#periods input[value="h"] + span`)))
 		s.waitJS("the hour board", `document.getElementById("board-caption").textContent.includes("hour h:")`)
 		hour := time.Now().UTC().Format("2006010215")
-		s.boardMatchesAPI("arena?period=h:" + hour + "&limit=20")
+		shown = s.boardMatchesAPI("arena?period=h:" + hour + "&limit=20")
+		// Each member's move against the previous hour, as its rank there in the API says.
+		s.waitJS("the trends", `[...document.querySelectorAll(".trend")].every(e => e.textContent !== "")`)
+		trends := eval[map[string]string](s, `Object.fromEntries([...document.querySelectorAll("#podium li, #board-table tbody tr")].map(e => [e.dataset.member, e.querySelector(".trend").textContent]))`)
+		prevHour := time.Now().UTC().Add(-time.Hour).Format("2006010215")
+		for _, r := range shown {
+			want := "new"
+			var st api.BoardStanding
+			switch code := s.get("/v1/boards/arena/members/"+url.PathEscape(r.Member)+"?period=h:"+prevHour+"&neighbors=0", &st); {
+			case code == http.StatusOK && st.Member.Rank > r.Rank:
+				want = fmt.Sprintf("▲ %d", st.Member.Rank-r.Rank)
+			case code == http.StatusOK && st.Member.Rank < r.Rank:
+				want = fmt.Sprintf("▼ %d", r.Rank-st.Member.Rank)
+			case code == http.StatusOK:
+				want = "="
+			case code != http.StatusNotFound:
+				t.Fatalf("previous hour of %s: %d", r.Member, code)
+			}
+			if trends[r.Member] != want {
+				t.Errorf("rank %d %s: trend %q, want %q", r.Rank, r.Member, trends[r.Member], want)
+			}
+		}
 		if c := s.text("countdown"); !strings.HasPrefix(c, "Resets in ") {
 			t.Errorf("countdown of the hour board: %q", c)
 		}

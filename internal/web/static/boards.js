@@ -127,7 +127,7 @@ function draw(page, p) {
   const table = $("board-table");
   table.hidden = rest.length === 0;
   table.tBodies[0].replaceChildren(...rest.map((e) => {
-    const t = rs.el("td", {});
+    const t = rs.el("td", { class: "trend" });
     trendCells.set(e.member, t);
     return entryRow(e, t, me);
   }));
