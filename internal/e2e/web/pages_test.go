@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -15,8 +16,10 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rankstream/rankstream/internal/api"
+	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/testenv"
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
 	"github.com/rankstream/rankstream/topics"
@@ -184,6 +187,8 @@ func TestPages(t *testing.T) {
 		t.Errorf("dev does not print the page URL first:\n%s", dev.Output())
 	}
 
+	planted := plantHourBoards(t, dev.Output())
+
 	t.Run("hot search", func(t *testing.T) {
 		s.t = t
 		s.open("/")
@@ -249,6 +254,13 @@ func TestPages(t *testing.T) {
 		if got := eval[[]string](s, `[...document.querySelectorAll("#periods input")].map(e => e.value)`); !slices.Equal(got, []string{"h", "d", "w", "total"}) {
 			t.Errorf("arena's periods offered: %v", got)
 		}
+		eventually(t, "the planted members lead the hour board", func() error {
+			var p api.BoardPage
+			if s.get("/v1/boards/arena?period=h&limit=1", &p); len(p.Items) == 0 || !strings.HasPrefix(p.Items[0].Member, "pw") {
+				return fmt.Errorf("hour board: %v", p.Items)
+			}
+			return nil
+		})
 		s.run(chromedp.Click(chromedp.CSS(`#periods input[value="h"] + span`)))
 		s.waitJS("the hour board", `document.getElementById("board-caption").textContent.includes("hour h:")`)
 		hour := time.Now().UTC().Format("2006010215")
@@ -273,7 +285,14 @@ func TestPages(t *testing.T) {
 			if trends[r.Member] != want {
 				t.Errorf("rank %d %s: trend %q, want %q", r.Rank, r.Member, trends[r.Member], want)
 			}
+			if w, ok := planted[r.Member]; ok && w != want {
+				t.Errorf("rank %d %s: the API answers %q for the previous hour, the planted ops %q", r.Rank, r.Member, want, w)
+			}
 		}
+		if !strings.Contains(strings.Join(slices.Collect(maps.Values(trends)), " "), "▲ 1") {
+			t.Errorf("no planted move in the trends %v", trends)
+		}
+		s.screenshot("leaderboard-hour.png")
 		if c := s.text("countdown"); !strings.HasPrefix(c, "Resets in ") {
 			t.Errorf("countdown of the hour board: %q", c)
 		}
@@ -394,6 +413,52 @@ func TestPages(t *testing.T) {
 	})
 
 	t.Run("time travel, empty, redis down", func(t *testing.T) { timeTravel(t, s, bin, redisAddr) })
+}
+
+// plantHourBoards sends score ops of 30 members pw0..pw29 (no demo member has such a name) on
+// board arena into dev's embedded broker: in the previous hour, in the order pw0, pw1, ...; in
+// the current one far above the demo's scores, with each three swapped to b, a, c (pw1, pw0,
+// pw2, pw4, pw3, ...). It returns the trend each member's row must show: ▲ 1, ▼ 1 or =.
+func plantHourBoards(t *testing.T, devOutput string) map[string]string {
+	t.Helper()
+	_, rest, _ := strings.Cut(devOutput, "Kafka (kfake):")
+	broker, _, _ := strings.Cut(strings.TrimSpace(rest), "\n")
+	kc := kafka.Config{Brokers: []string{broker}, Partitions: topics.DefaultPartitions}
+	cl, err := kc.KgoClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	// Ops planted in the last two minutes of an hour would be in the previous hour by the time
+	// the page shows the board: then plant them in the next hour.
+	if next := time.Now().Truncate(time.Hour).Add(time.Hour); time.Until(next) < 2*time.Minute {
+		time.Sleep(time.Until(next) + time.Second)
+	}
+	now := time.Now()
+	prev := now.UTC().Truncate(time.Hour).Add(-30 * time.Minute)
+	want := map[string]string{}
+	var recs []*kgo.Record
+	for i := range 30 {
+		pos := i + []int{1, -1, 0}[i%3] // the current rank - 1 of pw<i>
+		want[fmt.Sprintf("pw%d", i)] = map[int]string{1: "▼ 1", -1: "▲ 1", 0: "="}[pos-i]
+		for _, op := range []topics.ScoreOp{
+			{RequestID: fmt.Sprintf("pw-prev-%d", i), Score: int64(10_000 - 10*i), TS: topics.Timestamp{Time: prev}},
+			{RequestID: fmt.Sprintf("pw-cur-%d", i), Score: int64(100_000 - 10*pos), TS: topics.Timestamp{Time: now}},
+		} {
+			op.Board, op.Member, op.Op = "arena", fmt.Sprintf("pw%d", i), topics.OpIncr
+			v, err := json.Marshal(op)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs = append(recs, &kgo.Record{Topic: string(kc.Names.Stream(topics.ScoresUpdated)), Key: []byte(op.Member), Value: v, Timestamp: now})
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatalf("produce to dev's broker %s: %v", broker, err)
+	}
+	return want
 }
 
 // timeTravel runs serve --history on ClickHouse holding two snapshots and an empty Redis
