@@ -462,9 +462,9 @@ func plantHourBoards(t *testing.T, devOutput string) map[string]string {
 }
 
 // timeTravel runs serve --history on ClickHouse holding two snapshots and an empty Redis
-// database behind a proxy: the time travel shows the snapshot in effect at the chosen time
-// with trends against the one before, the pages say that nothing is there yet, then that Redis
-// is down.
+// database, both behind proxies: the time travel shows the snapshot in effect at the chosen
+// time with trends against the one before, the pages say that nothing is there yet, then that
+// Redis is down, then that ClickHouse is.
 func timeTravel(t *testing.T, dev *site, bin, redisAddr string) {
 	chAddr, database := testenv.ClickHouseAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
@@ -496,10 +496,10 @@ func timeTravel(t *testing.T, dev *site, bin, redisAddr string) {
 	}
 
 	_, db := testenv.RedisAddr(t) // an empty database: no snapshot, no board yet
-	proxy := testenv.NewProxy(t, redisAddr)
+	proxy, chProxy := testenv.NewProxy(t, redisAddr), testenv.NewProxy(t, chAddr)
 	addr := testenv.FreeAddr(t)
 	serve := testenv.StartProcess(t, "serve", bin, "serve", "--history", "--http", addr, "--redis", fmt.Sprintf("redis://%s/%d", proxy.Addr(), db),
-		"--clickhouse", chAddr, "--clickhouse-database", database)
+		"--clickhouse", chProxy.Addr(), "--clickhouse-database", database)
 	s := &site{t: t, base: "http://" + addr, tab: dev.tab}
 	eventually(t, "serve listens", func() error {
 		if err := serve.Exited(); err != nil {
@@ -558,4 +558,9 @@ func timeTravel(t *testing.T, dev *site, bin, redisAddr string) {
 	s.screenshot("redis-down.png")
 	s.open("/boards")
 	s.waitJS("the Redis banner", `document.getElementById("banner").textContent.startsWith("Redis is unavailable (503)") && document.getElementById("empty").hidden`)
+
+	// ClickHouse down: the time travel says so.
+	chProxy.SetDown(true)
+	s.open("/?at=" + url.QueryEscape(newer.Format(time.RFC3339)))
+	s.waitJS("the history banner", `document.getElementById("tt-banner").textContent === "The history store is unavailable (503); try again." && document.getElementById("tt-table").hidden`)
 }
