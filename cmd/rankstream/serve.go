@@ -21,7 +21,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 	hotTTL := fs.Duration("hot-cache-ttl", api.DefaultHotCacheTTL, "how long GET /v1/hot/search serves the snapshot it read from Redis before reading again; 0 reads it for every request")
 	timeout := redisTimeoutFlag(fs)
 	var cf clickhouseFlags
-	cf.register(fs)
+	cf.registerConn(fs)
 	withHistory := fs.Bool("history", false, "also answer GET /v1/history/hot (the pages' time travel) from ClickHouse's topk_history; the rest of the API never reads ClickHouse")
 	boardsFile := boardsFlag(fs, "GET /v1/boards/{board} answers for them (and for the daily steps board, board steps, always); use the file the processors use")
 	log, err := lf.parse(fs, args, stderr)

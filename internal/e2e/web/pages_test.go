@@ -183,7 +183,8 @@ func TestPages(t *testing.T) {
 		}
 		return nil
 	})
-	if !strings.HasPrefix(dev.Output(), "rankstream dev is running\n  pages:          http://"+devAddr+"/ ") {
+	// Its logs share the output: the pages' line comes first after the banner.
+	if !strings.Contains(dev.Output(), "rankstream dev is running\n  pages:          http://"+devAddr+"/ ") {
 		t.Errorf("dev does not print the page URL first:\n%s", dev.Output())
 	}
 
@@ -410,6 +411,30 @@ func TestPages(t *testing.T) {
 			}
 		}
 		s.screenshot("leaderboard-phone.png")
+	})
+
+	t.Run("accessible markup", func(t *testing.T) {
+		s.t = t
+		// Every control labelled, every table captioned with column headers, one h1 and
+		// headings in order, on both pages.
+		const js = `(() => {
+			const bad = [];
+			for (const e of document.querySelectorAll("input, select, button"))
+				if (e.tagName === "BUTTON" ? !e.textContent.trim() : e.labels.length === 0) bad.push("unlabelled " + (e.id || e.tagName));
+			for (const t of document.querySelectorAll("table"))
+				if (!t.caption || t.querySelectorAll("thead th[scope=col]").length !== t.tHead.rows[0].cells.length) bad.push("table " + t.id);
+			if (document.querySelectorAll("h1").length !== 1) bad.push("h1 count");
+			let level = 1;
+			for (const h of document.querySelectorAll("h1, h2, h3")) { const l = +h.tagName[1]; if (l > level + 1) bad.push("heading skips to " + h.textContent); level = l; }
+			return bad;
+		})()`
+		for _, p := range []string{"/", "/boards"} {
+			s.open(p)
+			s.waitJS("the page", `document.querySelector("#live-table tbody tr, #podium li") !== null`)
+			if bad := eval[[]string](s, js); len(bad) > 0 {
+				t.Errorf("%s: %v", p, bad)
+			}
+		}
 	})
 
 	t.Run("time travel, empty, redis down", func(t *testing.T) { timeTravel(t, s, bin, redisAddr) })
