@@ -22,6 +22,7 @@ import (
 	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/testenv"
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
+	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -489,7 +490,7 @@ func plantHourBoards(t *testing.T, devOutput string) map[string]string {
 // timeTravel runs serve --history on ClickHouse holding two snapshots and an empty Redis
 // database, both behind proxies: the time travel shows the snapshot in effect at the chosen
 // time with trends against the one before, the pages say that nothing is there yet, then that
-// Redis is down, then that ClickHouse is.
+// with a first live snapshot shown, that Redis is down over it, then that ClickHouse is.
 func timeTravel(t *testing.T, dev *site, bin, redisAddr string) {
 	chAddr, database := testenv.ClickHouseAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
@@ -575,10 +576,23 @@ func timeTravel(t *testing.T, dev *site, bin, redisAddr string) {
 	s.open("/boards")
 	s.waitJS("an empty board", `document.getElementById("empty").textContent.startsWith("Nobody is on this board yet")`)
 
-	// Redis down: banners; the time travel still answers from ClickHouse.
-	proxy.SetDown(true)
+	// A first snapshot in Redis: the live list shows it; then Redis down: a banner over it, and
+	// the time travel still answers from ClickHouse.
+	rdb, err := rsredis.Open(fmt.Sprintf("redis://%s/%d", redisAddr, db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Close()
+	live := topics.TopKSnapshot{Stream: topics.SearchStream, WindowStart: newer.Add(-time.Hour), WindowEnd: newer, GeneratedAt: newer,
+		Version: newer.UnixMilli(), Items: []topics.TopKItem{{Item: "zeta", Count: 42, Error: 2}, {Item: "eta", Count: 40}}}
+	if _, err := rsredis.NewHotWriter(rdb).Write(ctx, live); err != nil {
+		t.Fatal(err)
+	}
 	s.open("/?at=" + url.QueryEscape(newer.Format(time.RFC3339)))
-	s.waitJS("the Redis banner", `document.getElementById("live-banner").textContent.startsWith("Redis is unavailable (503)") && document.getElementById("live-empty").hidden`)
+	const liveTerms = `[...document.querySelectorAll("#live-table tbody tr")].map(e => e.dataset.term).join(",") === "zeta,eta" && !document.getElementById("live-table").hidden`
+	s.waitJS("the first live list", liveTerms)
+	proxy.SetDown(true)
+	s.waitJS("the Redis banner over the last list", `document.getElementById("live-banner").textContent === "Redis is unavailable (503); retrying every second. Showing the last list received." && `+liveTerms)
 	waitEnd(newer)
 	s.screenshot("redis-down.png")
 	s.open("/boards")
