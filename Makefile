@@ -6,6 +6,7 @@
 #   make bench  the benchmarks, on the same servers
 #   make bench-peers  rankstream against its Kafka Streams peer, on the same servers
 #   make lint   gofmt and go vet
+#   make screenshots  the pages' screenshots in docs/screenshots/, from their browser test
 
 SHELL := /bin/bash
 GO    ?= go
@@ -16,7 +17,7 @@ WITH_SERVERS := deploy/local/with-servers.sh
 # With it, a test whose server is missing fails instead of skipping.
 REQUIRE      := RANKSTREAM_REQUIRE_SERVERS=1
 
-.PHONY: run test bench bench-peers lint fuzz servers-start servers-stop
+.PHONY: run test bench bench-peers lint fuzz servers-start servers-stop screenshots
 
 run:
 	$(GO) run ./cmd/rankstream dev
@@ -58,6 +59,12 @@ bench-peers:
 	  $(GO) test -tags peers -run "^$$" -bench StepsPeers -benchtime 1x -count $(BENCH_PEERS_COUNT) -timeout 60m ./internal/e2e/peers/ \
 	  | tee $(BENCH_PEERS_OUT)'
 	$(GO) tool benchstat $(BENCH_PEERS_OUT)
+
+# The screenshots of the pages in docs/screenshots/ (README, "Pages"), taken by their browser
+# test (headless Chromium against rankstream dev with demo traffic, and serve --history).
+screenshots:
+	$(WITH_SERVERS) env $(REQUIRE) RANKSTREAM_SCREENSHOTS=$(CURDIR)/docs/screenshots \
+	  $(GO) test -count=1 -run '^TestPages$$' -timeout 10m ./internal/e2e/web/
 
 lint:
 	@files=$$(find . -name '*.go' -not -path './.*' -not -path '*/testdata/*'); \

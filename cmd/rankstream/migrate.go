@@ -17,12 +17,17 @@ type clickhouseFlags struct {
 }
 
 func (c *clickhouseFlags) register(fs *flag.FlagSet) {
+	c.registerConn(fs)
+	fs.IntVar(&c.retentionDays, "topk-retention-days", rsclickhouse.DefaultTopKRetentionDays,
+		"days topk_history keeps rows (a TTL set when the table is created, on servers from 19.6 on); 0 keeps them forever")
+}
+
+// registerConn registers the connection's flags only, for a command that only reads (serve).
+func (c *clickhouseFlags) registerConn(fs *flag.FlagSet) {
 	fs.StringVar(&c.addr, "clickhouse", "127.0.0.1:9000", "ClickHouse native protocol address, host:port")
 	fs.StringVar(&c.database, "clickhouse-database", "rankstream", "ClickHouse database of the history tables")
 	fs.StringVar(&c.user, "clickhouse-user", "default", "ClickHouse user")
 	fs.StringVar(&c.password, "clickhouse-password", "", "ClickHouse password (better from RANKSTREAM_CLICKHOUSE_PASSWORD than on the command line)")
-	fs.IntVar(&c.retentionDays, "topk-retention-days", rsclickhouse.DefaultTopKRetentionDays,
-		"days topk_history keeps rows (a TTL set when the table is created, on servers from 19.6 on); 0 keeps them forever")
 }
 
 func (c *clickhouseFlags) open(ctx context.Context) (*rsclickhouse.Sink, error) {

@@ -8,10 +8,11 @@ import (
 
 	"github.com/rankstream/rankstream/internal/api"
 	"github.com/rankstream/rankstream/internal/app"
+	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
 )
 
 func runServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer) int {
-	fs := newFlags("serve", "Serves the query API (/v1/...), /metrics, /healthz and /readyz, answering from Redis only.")
+	fs := newFlags("serve", "Serves the pages (/ and /boards), the query API (/v1/...), /metrics, /healthz and /readyz, answering from Redis only.")
 	fs.SetOutput(stderr)
 	var lf logFlags
 	lf.register(fs)
@@ -19,6 +20,9 @@ func runServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 	httpAddr := fs.String("http", "127.0.0.1:8080", "listen address")
 	hotTTL := fs.Duration("hot-cache-ttl", api.DefaultHotCacheTTL, "how long GET /v1/hot/search serves the snapshot it read from Redis before reading again; 0 reads it for every request")
 	timeout := redisTimeoutFlag(fs)
+	var cf clickhouseFlags
+	cf.registerConn(fs)
+	withHistory := fs.Bool("history", false, "also answer GET /v1/history/hot (the pages' time travel) from ClickHouse's topk_history; the rest of the API never reads ClickHouse")
 	boardsFile := boardsFlag(fs, "GET /v1/boards/{board} answers for them (and for the daily steps board, board steps, always); use the file the processors use")
 	log, err := lf.parse(fs, args, stderr)
 	if err != nil {
@@ -28,7 +32,11 @@ func runServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 	if err != nil {
 		return exitCode(err, stderr)
 	}
-	return exitCode(app.Serve(ctx, app.ServeConfig{RedisAddr: *redisAddr, HTTPAddr: *httpAddr, HotCacheTTL: *hotTTL, RedisTimeout: *timeout, Boards: boards}, log), stderr)
+	cfg := app.ServeConfig{RedisAddr: *redisAddr, HTTPAddr: *httpAddr, HotCacheTTL: *hotTTL, RedisTimeout: *timeout, Boards: boards}
+	if *withHistory {
+		cfg.History = func() (*rsclickhouse.Sink, error) { return cf.sink() }
+	}
+	return exitCode(app.Serve(ctx, cfg, log), stderr)
 }
 
 // redisTimeoutFlag registers --redis-timeout of the query API (serve, dev).

@@ -68,6 +68,7 @@ install_apt_packages() {
 	command -v java >/dev/null || missing+=(openjdk-17-jre-headless)
 	command -v mvn >/dev/null || missing+=(maven)
 	command -v flock >/dev/null || missing+=(util-linux)
+	command -v chromium >/dev/null || missing+=(chromium) # the pages' browser tests
 	((${#missing[@]} == 0)) && return 0
 
 	log "apt-get install ${missing[*]}"

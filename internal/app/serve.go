@@ -3,10 +3,13 @@ package app
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/rankstream/rankstream/internal/api"
 	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/internal/web"
+	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 )
 
@@ -19,9 +22,12 @@ type ServeConfig struct {
 	// Boards are the declared boards (--boards FILE) the generic endpoints answer for, besides
 	// the daily steps board.
 	Boards []*board.Board
+	// History, when not nil, opens the ClickHouse history the pages' time travel reads (GET
+	// /v1/history/hot); the rest of the API never reads it.
+	History func() (*rsclickhouse.Sink, error)
 }
 
-// Serve serves the query API until ctx ends.
+// Serve serves the query API and the pages until ctx ends.
 func Serve(ctx context.Context, cfg ServeConfig, log *slog.Logger) error {
 	rdb, err := rsredis.OpenReader(cfg.RedisAddr, cfg.RedisTimeout)
 	if err != nil {
@@ -32,5 +38,17 @@ func Serve(ctx context.Context, cfg ServeConfig, log *slog.Logger) error {
 	log.Info("serving", "http", cfg.HTTPAddr, "redis", cfg.RedisAddr, "redis_timeout", cfg.RedisTimeout)
 	qapi := api.New(rsredis.NewReader(rdb), log, api.WithHotCacheTTL(cfg.HotCacheTTL), api.WithRedisTimeout(cfg.RedisTimeout),
 		api.WithBoards(cfg.Boards))
-	return ServeHTTP(ctx, cfg.HTTPAddr, qapi, log, nil)
+	pages := web.Config{Boards: cfg.Boards, Log: log}
+	if cfg.History != nil {
+		hist, err := cfg.History()
+		if err != nil {
+			return err
+		}
+		defer hist.Close()
+		pages.History = HotHistory{Sink: hist}
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", qapi)
+	web.Register(mux, pages)
+	return ServeHTTP(ctx, cfg.HTTPAddr, mux, log, nil)
 }
