@@ -83,15 +83,8 @@ type Partition struct {
 // instance lost it) is dropped, and so is every partition of group when ExportLag returns. A
 // measure that fails (ok false) leaves the last values.
 func ExportLag(ctx context.Context, group string, lag func(context.Context) (records map[Partition]int64, ok bool)) {
-	shown := map[Partition]bool{}
-	labels := func(p Partition) prometheus.Labels {
-		return prometheus.Labels{"group": group, "topic": p.Topic, "partition": strconv.Itoa(int(p.Partition))}
-	}
-	defer func() {
-		for p := range shown {
-			obs.ConsumerLag.Delete(labels(p))
-		}
-	}()
+	g := lagGauges{group: group, shown: map[Partition]bool{}}
+	defer g.set(nil)
 	t := time.NewTicker(LagEvery)
 	defer t.Stop()
 	for {
@@ -100,20 +93,32 @@ func ExportLag(ctx context.Context, group string, lag func(context.Context) (rec
 			return
 		case <-t.C:
 		}
-		now, ok := lag(ctx)
-		if !ok {
-			continue
+		if now, ok := lag(ctx); ok {
+			g.set(now)
 		}
-		for p := range shown {
-			if _, still := now[p]; !still {
-				obs.ConsumerLag.Delete(labels(p))
-				delete(shown, p)
-			}
+	}
+}
+
+// lagGauges are the series of rankstream_consumer_lag of one group.
+type lagGauges struct {
+	group string
+	shown map[Partition]bool
+}
+
+// set shows lags (a negative one as 0) and drops the series of the partitions it does not name.
+func (g lagGauges) set(lags map[Partition]int64) {
+	labels := func(p Partition) prometheus.Labels {
+		return prometheus.Labels{"group": g.group, "topic": p.Topic, "partition": strconv.Itoa(int(p.Partition))}
+	}
+	for p := range g.shown {
+		if _, still := lags[p]; !still {
+			obs.ConsumerLag.Delete(labels(p))
+			delete(g.shown, p)
 		}
-		for p, n := range now {
-			obs.ConsumerLag.With(labels(p)).Set(float64(max(n, 0)))
-			shown[p] = true
-		}
+	}
+	for p, n := range lags {
+		obs.ConsumerLag.With(labels(p)).Set(float64(max(n, 0)))
+		g.shown[p] = true
 	}
 }
 

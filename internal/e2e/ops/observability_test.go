@@ -35,8 +35,8 @@ func TestAlertRulesCheck(t *testing.T) {
 // TestDashboardAndAlertsHaveData: a real Prometheus scrapes `rankstream dev` (its demo traffic,
 // a few reads of the API and one invalid record on each input) and loads the alert rules;
 // every expression of the dashboard, and the signal of every alert rule (its comparison made
-// a `bool` one, which returns every series of the signal), returns data, and every rule is
-// evaluated without error.
+// a `bool` one, which returns every series of the signal), returns data (a number, not NaN:
+// the histograms observed something), and every rule is evaluated without error.
 func TestDashboardAndAlertsHaveData(t *testing.T) {
 	prometheus := testenv.Tool(t, "prometheus")
 	exprs := dashboardExprs(t)
@@ -88,21 +88,23 @@ func TestDashboardAndAlertsHaveData(t *testing.T) {
 	}
 
 	api := "http://" + promAddr + "/api/v1/query?query="
-	missing := map[string]string{}
+	missing, answers := map[string]string{}, map[string]string{}
 	waitFor(t, 3*time.Minute, "every expression returns data", func() bool {
 		for _, path := range []string{"/v1/hot/search", "/v1/hot/search", "/v1/boards/steps", "/v1/boards/arena"} {
 			get("http://" + httpAddr + path) // the read path's series
 		}
 		clear(missing)
 		for _, e := range exprs {
-			if n, answer := query(api + url.QueryEscape(e)); n == 0 {
+			n, answer := query(api + url.QueryEscape(e))
+			if n == 0 {
 				missing[e] = answer
 			}
+			answers[e] = answer
 		}
 		return len(missing) == 0
 	}, func() string { return fmt.Sprint(missing) })
 	for _, e := range exprs {
-		t.Logf("has data: %s", e)
+		t.Logf("%s: %s", e, answers[e])
 	}
 
 	// The rules as Prometheus evaluates them: all loaded, none failing.
@@ -220,17 +222,26 @@ func signal(t *testing.T, name, expr string) string {
 	return strings.Replace(expr, " "+op+" ", " "+op+" bool ", 1)
 }
 
-// query runs an instant query and returns the number of series in its answer (0 on any
-// failure) and the answer.
+// query runs an instant query and returns the number of series in its answer whose value is
+// a number (not NaN: a quantile or a ratio of nothing observed is no data), 0 on any failure,
+// and the answer.
 func query(u string) (int, string) {
 	var a struct {
 		Status string
-		Data   struct{ Result []json.RawMessage }
+		Data   struct {
+			Result []struct{ Value [2]any }
+		}
 	}
 	if !getJSON(u, &a) || a.Status != "success" {
 		return 0, fmt.Sprintf("%+v", a)
 	}
-	return len(a.Data.Result), fmt.Sprintf("%+v", a)
+	n := 0
+	for _, r := range a.Data.Result {
+		if v, ok := r.Value[1].(string); ok && v != "NaN" {
+			n++
+		}
+	}
+	return n, fmt.Sprintf("%+v", a.Data.Result)
 }
 
 func get(u string) int {
