@@ -33,7 +33,7 @@ func TestAlertRulesCheck(t *testing.T) {
 }
 
 // TestDashboardAndAlertsHaveData: a real Prometheus scrapes `rankstream dev` (its demo traffic,
-// a few reads of the API and one invalid record on each input) and loads the alert rules;
+// a few reads of the API and writes through its gateway, one invalid record on each input) and loads the alert rules;
 // every expression of the dashboard, and the signal of every alert rule (its comparison made
 // a `bool` one, which returns every series of the signal), returns data (a number, not NaN:
 // the histograms observed something), and every rule is evaluated without error.
@@ -47,8 +47,9 @@ func TestDashboardAndAlertsHaveData(t *testing.T) {
 
 	dir := t.TempDir()
 	httpAddr, kafkaAddr, promAddr := testenv.FreeAddr(t), testenv.FreeAddr(t), testenv.FreeAddr(t)
+	const key = "ops-test-key"
 	dev := testenv.StartProcess(t, "dev", testenv.Rankstream(t), "dev", "--http", httpAddr,
-		"--kafka-listen", kafkaAddr, "--data-dir", filepath.Join(dir, "dev"))
+		"--kafka-listen", kafkaAddr, "--data-dir", filepath.Join(dir, "dev"), "--api-key", key)
 	testenv.WaitFor(t, 2*time.Minute, "rankstream dev ready", func() bool {
 		if err := dev.Exited(); err != nil {
 			t.Fatalf("rankstream dev: %v", err)
@@ -93,6 +94,7 @@ func TestDashboardAndAlertsHaveData(t *testing.T) {
 		for _, path := range []string{"/v1/hot/search", "/v1/hot/search", "/v1/boards/steps", "/v1/boards/arena"} {
 			get("http://" + httpAddr + path) // the read path's series
 		}
+		post(t, "http://"+httpAddr+"/v1/search", key, fmt.Sprintf(`{"query":"ops","ts":%d,"user_id":"u1"}`, time.Now().UnixMilli()))
 		clear(missing)
 		for _, e := range exprs {
 			n, answer := query(api + url.QueryEscape(e))
@@ -242,6 +244,25 @@ func query(u string) (int, string) {
 		}
 	}
 	return n, fmt.Sprintf("%+v", a.Data.Result)
+}
+
+// post sends body with the gateway key; it must be accepted.
+func post(t *testing.T, u, key, body string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, u, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", u, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("POST %s %s: %s, want 202", u, body, resp.Status)
+	}
 }
 
 func get(u string) int {
