@@ -204,13 +204,13 @@ func (a *async[K, V, U]) flush(ctx context.Context) error {
 		return a.fail(b, err)
 	}
 	now := time.Now().UnixMilli()
+	for _, done := range b.dones {
+		done(nil)
+	}
 	for _, v := range b.items {
 		if ms := a.eventMs(v); ms > 0 {
 			a.latency.Observe(float64(now-ms) / 1000)
 		}
-	}
-	for _, done := range b.dones {
-		done(nil)
 	}
 	return nil
 }
