@@ -153,3 +153,20 @@ func ParseDeadLetter(h map[string][]byte) (DeadLetterInfo, error) {
 	}
 	return info, nil
 }
+
+// DeadLetterClass is the bounded class of a dead letter's reason, for metrics: the field an
+// invalid record broke (the first word of InvalidError.Reason: ts, steps, user_id, json,
+// value, key, ...), as the validation code names them and never the record; "other" for any
+// other failure (a malformed loop record, a user past the regions of a day).
+func DeadLetterClass(reason error) string {
+	var inv *InvalidError
+	if !errors.As(reason, &inv) {
+		return "other"
+	}
+	field, _, _ := strings.Cut(inv.Reason, ":")
+	field, _, _ = strings.Cut(field, " ")
+	if field == "" || len(field) > 32 || strings.Trim(field, "abcdefghijklmnopqrstuvwxyz_") != "" {
+		return "other"
+	}
+	return field
+}

@@ -3,8 +3,11 @@ package topics
 import (
 	"bytes"
 	"crypto/sha256"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -150,4 +153,36 @@ func FuzzDeadLetter(f *testing.F) {
 		h[HeaderValueBytes], h[HeaderKeySHA256] = []byte(reason), value
 		_, _ = ParseDeadLetter(h)
 	})
+}
+
+// The reason label of rankstream_dead_lettered_total: the field a decoder names, never a part
+// of the record.
+func TestDeadLetterClass(t *testing.T) {
+	rec := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	ok := `"request_id":"r1","user_id":"u1","device_id":"d","tz":"UTC"`
+	for _, tt := range []struct {
+		key, value, want string
+	}{
+		{"u1", `not json`, "json"},
+		{"u1", `{` + ok + `,"steps":-5,"ts":"2026-11-30T11:00:00Z"}`, "steps"},
+		{"u1", `{` + ok + `,"steps":5,"ts":"2020-01-01T00:00:00Z"}`, "ts"},
+		{"u1", `{` + ok + `,"steps":5}`, "ts"},
+		{"u 1", `{` + ok + `,"steps":5,"ts":"2026-11-30T11:00:00Z"}`, "key"},
+		{"u2", `{` + ok + `,"steps":5,"ts":"2026-11-30T11:00:00Z"}`, "key"},
+		{"u1", `{"request_id":"r1","user_id":"u1","device_id":"d","tz":"Mars/Olympus","steps":5,"ts":"2026-11-30T11:00:00Z"}`, "tz"},
+	} {
+		_, _, err := DecodeStepReport(tt.key, []byte(tt.value), rec, DefaultStepRules)
+		if err == nil {
+			t.Fatalf("DecodeStepReport(%q, %s) accepted it", tt.key, tt.value)
+		}
+		if got := DeadLetterClass(err); got != tt.want {
+			t.Errorf("DeadLetterClass(%v) = %q, want %q", err, got, tt.want)
+		}
+	}
+	for _, err := range []error{errors.New("anything"), fmt.Errorf("hot: %w", ErrBadHotLoopRecord),
+		&InvalidError{Reason: "Käse: x"}, &InvalidError{Reason: ""}} {
+		if got := DeadLetterClass(err); got != "other" {
+			t.Errorf("DeadLetterClass(%v) = %q, want other", err, got)
+		}
+	}
 }

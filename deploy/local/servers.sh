@@ -69,6 +69,7 @@ install_apt_packages() {
 	command -v mvn >/dev/null || missing+=(maven)
 	command -v flock >/dev/null || missing+=(util-linux)
 	command -v chromium >/dev/null || missing+=(chromium) # the pages' browser tests
+	command -v promtool >/dev/null || missing+=(prometheus) # deploy/observability's checks
 	((${#missing[@]} == 0)) && return 0
 
 	log "apt-get install ${missing[*]}"
@@ -93,7 +94,7 @@ install_apt_packages() {
 	fi
 	# Belt and braces: if a package started its service anyway, stop and disable it.
 	local svc
-	for svc in redis-server clickhouse-server; do
+	for svc in redis-server clickhouse-server prometheus; do
 		if service "$svc" status >/dev/null 2>&1; then
 			log "stopping the system service $svc that the package started"
 			service "$svc" stop >/dev/null 2>&1 || true

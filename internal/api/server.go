@@ -116,8 +116,7 @@ func (s *Server) route(pattern string, h func(context.Context, *http.Request) (a
 			v = map[string]string{"error": cut(ae.msg, maxReason)}
 		}
 		obs.WriteJSON(w, code, v)
-		obs.HTTPRequests.WithLabelValues(pattern, strconv.Itoa(code)).Inc()
-		obs.HTTPSeconds.WithLabelValues(pattern).Observe(time.Since(start).Seconds())
+		obs.ObserveHTTP(pattern, strconv.Itoa(code), time.Since(start))
 	})
 }
 

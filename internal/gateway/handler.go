@@ -61,8 +61,7 @@ func (g *Gateway) handler(rt route) http.Handler {
 		}
 		obs.WriteJSON(w, a.code, a.body)
 		code := strconv.Itoa(a.code)
-		obs.HTTPRequests.WithLabelValues(rt.pattern, code).Inc()
-		obs.HTTPSeconds.WithLabelValues(rt.pattern).Observe(time.Since(start).Seconds())
+		obs.ObserveHTTP(rt.pattern, code, time.Since(start))
 		obs.GatewayRequests.WithLabelValues(name, code).Inc()
 	})
 }

@@ -34,7 +34,7 @@ type Batch interface {
 // BatchConsumer reads one topic as a consumer group into a store: it polls, adds every record
 // to Batch, writes the batch (retrying with backoff from 50 ms to 5 s while the failure is
 // retryable) and commits the records only once the store took them. The backlog is the
-// group's lag (rankstream_consumer_lag{group}), kept by Kafka, never by memory. A failure
+// group's lag (rankstream_consumer_lag{group,topic,partition}), kept by Kafka, never by memory. A failure
 // that is not retryable ends Run with an error (the supervisor restarts it).
 type BatchConsumer struct {
 	Group string // the consumer group (full name)
@@ -198,24 +198,24 @@ func (c BatchConsumer) write(ctx context.Context, log *slog.Logger) error {
 
 // memberLag is the group's lag on the partitions this member owns: the records not written to
 // the store yet.
-func memberLag(cl *kgo.Client, group string) func(context.Context) (int64, bool) {
+func memberLag(cl *kgo.Client, group string) func(context.Context) (map[Partition]int64, bool) {
 	adm := kadm.NewClient(cl)
-	return func(ctx context.Context) (int64, bool) {
+	return func(ctx context.Context) (map[Partition]int64, bool) {
 		member, _ := cl.GroupMetadata()
 		lags, err := adm.Lag(ctx, group)
 		if err != nil || member == "" {
-			return 0, false
+			return nil, false
 		}
-		var sum int64
+		mine := map[Partition]int64{}
 		if l, ok := lags[group]; ok && l.Error() == nil {
 			for _, ps := range l.Lag {
 				for _, p := range ps {
-					if p.Member != nil && p.Member.MemberID == member && p.Lag > 0 {
-						sum += p.Lag
+					if p.Member != nil && p.Member.MemberID == member {
+						mine[Partition{p.Topic, p.Partition}] = p.Lag
 					}
 				}
 			}
 		}
-		return sum, true
+		return mine, true
 	}
 }

@@ -14,14 +14,15 @@ import (
 // naming its source and the reason (topics.NewDeadLetter: a value or key too large to keep
 // whole is cut, with its size and digest in headers; a tombstone stays one). dlq is the
 // dead-letter topic's cluster name; the graph must declare goka.Output(dlq, topics.Raw{}).
-// Every dead letter is counted (rankstream_dead_lettered_total{topic}) and logged at warn, at
+// Every dead letter is counted (rankstream_dead_lettered_total{group,topic,reason}, reason
+// the class topics.DeadLetterClass) and logged at warn, at
 // most once a second per processor (obs.LogLimiter), through the logger of the Run
 // running the processor.
 func DeadLetter(ctx goka.Context, dlq goka.Stream, value []byte, reason error) {
 	src := string(ctx.Topic())
 	dl := topics.NewDeadLetter(src, ctx.Partition(), ctx.Offset(), ctx.Key(), value, reason.Error())
 	ctx.Emit(dlq, dl.Key, dl.Value, goka.WithCtxEmitHeaders(dl.Headers))
-	obs.DeadLettered.WithLabelValues(src).Inc()
+	obs.DeadLettered(string(ctx.Group()), src, topics.DeadLetterClass(reason)).Inc()
 	dlog := deadLetterLogOf(ctx.Context())
 	log := dlog.log
 	if log == nil {

@@ -45,7 +45,7 @@ func TestDeadLetterCountsAndLogsWithRateLimit(t *testing.T) {
 		}
 	})
 	out := tt.NewQueueTracker(dlq)
-	counted := obs.DeadLettered.WithLabelValues(in)
+	counted := obs.DeadLettered("unit-dl", in, "other")
 	before := counterValue(counted)
 
 	const n = 50

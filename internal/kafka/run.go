@@ -3,21 +3,23 @@ package kafka
 import (
 	"context"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/lovoo/goka"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/rankstream/rankstream/internal/obs"
 )
 
-// LagEvery is how often rankstream_consumer_lag{group} is exported, for every consumer group.
+// LagEvery is how often rankstream_consumer_lag is exported, for every consumer group.
 const LagEvery = 5 * time.Second
 
 // Run runs proc, a goka processor of group, until ctx ends or it fails, the same way for every
 // processor of rankstream: it logs the start and the end, exports the group's consumer lag
-// (rankstream_consumer_lag{group}: records behind the high-water marks of the input and loop
-// partitions this instance owns) every 5 s, and shows the processor to the Supervisor running
+// (rankstream_consumer_lag{group,topic,partition}: records behind the high-water mark of each
+// input and loop partition this instance owns) every 5 s, and shows the processor to the Supervisor running
 // it (Supervisor.Run), whose readiness follows the processor's state. The processor's dead
 // letters (DeadLetter) are logged through log.
 //
@@ -70,10 +72,19 @@ func Run(ctx context.Context, proc *goka.Processor, group goka.Group, log *slog.
 	return nil
 }
 
-// ExportLag sets rankstream_consumer_lag{group} to what lag measures every LagEvery until ctx
-// ends; a measure that fails (ok false) leaves the last value.
-func ExportLag(ctx context.Context, group string, lag func(context.Context) (records int64, ok bool)) {
-	gauge := obs.ConsumerLag.WithLabelValues(group)
+// Partition names one partition of a topic.
+type Partition struct {
+	Topic     string
+	Partition int32
+}
+
+// ExportLag sets rankstream_consumer_lag{group,topic,partition} to what lag measures, for
+// every partition it names, every LagEvery until ctx ends; a partition no longer named (this
+// instance lost it) is dropped, and so is every partition of group when ExportLag returns. A
+// measure that fails (ok false) leaves the last values.
+func ExportLag(ctx context.Context, group string, lag func(context.Context) (records map[Partition]int64, ok bool)) {
+	g := lagGauges{group: group, shown: map[Partition]bool{}}
+	defer g.set(nil)
 	t := time.NewTicker(LagEvery)
 	defer t.Stop()
 	for {
@@ -82,22 +93,45 @@ func ExportLag(ctx context.Context, group string, lag func(context.Context) (rec
 			return
 		case <-t.C:
 		}
-		if n, ok := lag(ctx); ok {
-			gauge.Set(float64(n))
+		if now, ok := lag(ctx); ok {
+			g.set(now)
 		}
+	}
+}
+
+// lagGauges are the series of rankstream_consumer_lag of one group.
+type lagGauges struct {
+	group string
+	shown map[Partition]bool
+}
+
+// set shows lags (a negative one as 0) and drops the series of the partitions it does not name.
+func (g lagGauges) set(lags map[Partition]int64) {
+	labels := func(p Partition) prometheus.Labels {
+		return prometheus.Labels{"group": g.group, "topic": p.Topic, "partition": strconv.Itoa(int(p.Partition))}
+	}
+	for p := range g.shown {
+		if _, still := lags[p]; !still {
+			obs.ConsumerLag.Delete(labels(p))
+			delete(g.shown, p)
+		}
+	}
+	for p, n := range lags {
+		obs.ConsumerLag.With(labels(p)).Set(float64(max(n, 0)))
+		g.shown[p] = true
 	}
 }
 
 // processorLag is a goka processor's consumer lag: the records behind the high-water marks of
 // the input and loop partitions this instance owns.
-func processorLag(proc *goka.Processor) func(context.Context) (int64, bool) {
-	return func(context.Context) (int64, bool) {
-		var sum int64
-		for _, p := range proc.Stats().Group {
-			for _, in := range p.Input {
-				sum += max(in.OffsetLag, 0)
+func processorLag(proc *goka.Processor) func(context.Context) (map[Partition]int64, bool) {
+	return func(context.Context) (map[Partition]int64, bool) {
+		lags := map[Partition]int64{}
+		for part, p := range proc.Stats().Group {
+			for topic, in := range p.Input {
+				lags[Partition{topic, part}] = in.OffsetLag
 			}
 		}
-		return sum, true
+		return lags, true
 	}
 }

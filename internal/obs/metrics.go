@@ -5,27 +5,30 @@
 package obs
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 )
 
-// Metrics of the pipeline. Labels are low-cardinality: topic, reason class, sink.
+// Metrics of the pipeline. Labels are low-cardinality: group, topic, partition, reason class,
+// sink, route. Metrics whose labels callers must get right are reached through functions.
 var (
-	EventsIn = promauto.NewCounterVec(prometheus.CounterOpts{
-		Name: "rankstream_events_in_total", Help: "Records consumed by processors, by topic.",
-	}, []string{"topic"})
-	EventsOutcome = promauto.NewCounterVec(prometheus.CounterOpts{
-		Name: "rankstream_events_outcome_total", Help: "What valid records did to the state, by topic and outcome (steps: improved, duplicate, stale; scores: applied, duplicate).",
-	}, []string{"topic", "outcome"})
-	DeadLettered = promauto.NewCounterVec(prometheus.CounterOpts{
-		Name: "rankstream_dead_lettered_total", Help: "Records sent to the dead-letter topic, by source topic.",
-	}, []string{"topic"})
+	eventsIn = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "rankstream_events_in_total", Help: "Records consumed by processors, by consumer group and topic.",
+	}, []string{"group", "topic"})
+	eventsOutcome = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "rankstream_events_outcome_total", Help: "What valid records did to the state, by consumer group, topic and outcome (steps: improved, duplicate, stale; scores: applied, duplicate).",
+	}, []string{"group", "topic", "outcome"})
+	deadLettered = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "rankstream_dead_lettered_total", Help: "Records sent to the dead-letter topic, by consumer group, source topic and reason (the field the record broke: ts, steps, json, value, ...; other for any other failure).",
+	}, []string{"group", "topic", "reason"})
 	HotDropped = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "rankstream_hot_dropped_total", Help: "Search queries the hot-search windows dropped, by reason: late (their window was already emitted), early (further ahead than the lookahead), full (a window held 2^32-1 events). A restart counts the drops of the loop records it re-reads again.",
 	}, []string{"reason"})
 	ConsumerLag = promauto.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "rankstream_consumer_lag", Help: "Records behind the high-water mark, summed over the partitions this instance owns.",
-	}, []string{"group"})
+		Name: "rankstream_consumer_lag", Help: "Records behind the high-water mark, by consumer group and by the input partition this instance owns (topic, partition); a partition it no longer owns is dropped.",
+	}, []string{"group", "topic", "partition"})
 	ProcessorUp = promauto.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "rankstream_processor_up", Help: "1 while a supervised unit (a goka processor with what belongs to it) runs, 0 while it waits to be restarted.",
 	}, []string{"unit"})
@@ -57,20 +60,67 @@ var (
 	SinkPending = promauto.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "rankstream_sink_pending", Help: "Records queued for the next sink flush (those of a flush under way not included).",
 	}, []string{"sink"})
-	HTTPRequests = promauto.NewCounterVec(prometheus.CounterOpts{
+	httpRequests = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "rankstream_http_requests_total", Help: "HTTP requests by route and status code.",
 	}, []string{"route", "code"})
 	QueryCache = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "rankstream_query_cache_requests_total", Help: "Requests of the query service's local caches, by cache and result: hit (answered without a Redis read of its own) or miss (read Redis).",
 	}, []string{"cache", "result"})
-	HTTPSeconds = promauto.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "rankstream_http_request_seconds", Help: "HTTP request latency by route.",
+	httpSeconds = promauto.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "rankstream_http_request_seconds", Help: "HTTP request latency by route and status code.",
 		Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
-	}, []string{"route"})
+	}, []string{"route", "code"})
+	BoardUpdateLatency = promauto.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "rankstream_board_update_latency_seconds", Help: "From an update's event time (the ts that reached the value) to Redis acknowledging the flush that wrote it, by sink (redis-steps, redis-scores). A replay or a redelivery observes old event times.",
+		Buckets: prometheus.ExponentialBuckets(0.05, 2, 14),
+	}, []string{"sink"})
+	HotSnapshotFreshness = promauto.NewHistogram(prometheus.HistogramOpts{
+		Name: "rankstream_hot_snapshot_freshness_seconds", Help: "From a hot-search window's end to Redis acknowledging its snapshot (snapshots that replaced the stored one).",
+		Buckets: prometheus.ExponentialBuckets(0.05, 2, 14),
+	})
+	HotSnapshotWindowEnd = promauto.NewGauge(prometheus.GaugeOpts{
+		Name: "rankstream_hot_snapshot_window_end_timestamp_seconds", Help: "Window end (Unix time) of the last hot-search snapshot this instance published to Redis; time() minus it is the snapshot's age.",
+	})
+	HotSlide = promauto.NewGauge(prometheus.GaugeOpts{
+		Name: "rankstream_hot_slide_seconds", Help: "The hot-search windows' slide (--hot-slide) of this instance: a snapshot is due every slide.",
+	})
+	redisCallSeconds = promauto.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "rankstream_redis_call_seconds", Help: "Latency of one Redis call (a command by name, or a pipeline), by client (writer: the sinks; reader: the read API) and call.",
+		Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
+	}, []string{"client", "call"})
+	redisCallErrors = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "rankstream_redis_call_errors_total", Help: "Redis calls that failed (a missing key is not a failure), by client and call.",
+	}, []string{"client", "call"})
 )
 
+// EventsIn is the counter of records group consumed from topic.
+func EventsIn(group, topic string) prometheus.Counter { return eventsIn.WithLabelValues(group, topic) }
+
+// EventsOutcome is the counter of valid records of topic whose outcome in group was outcome.
+func EventsOutcome(group, topic, outcome string) prometheus.Counter {
+	return eventsOutcome.WithLabelValues(group, topic, outcome)
+}
+
+// DeadLettered is the counter of records of topic that group sent to the dead-letter topic for
+// reason (a bounded class: topics.DeadLetterClass).
+func DeadLettered(group, topic, reason string) prometheus.Counter {
+	return deadLettered.WithLabelValues(group, topic, reason)
+}
+
+// ObserveHTTP counts one request of route answered with code after d, in
+// rankstream_http_requests_total and rankstream_http_request_seconds.
+func ObserveHTTP(route, code string, d time.Duration) {
+	httpRequests.WithLabelValues(route, code).Inc()
+	httpSeconds.WithLabelValues(route, code).Observe(d.Seconds())
+}
+
+// RedisCall returns the latency observer and the error counter of one Redis call of client.
+func RedisCall(client, call string) (prometheus.Observer, prometheus.Counter) {
+	return redisCallSeconds.WithLabelValues(client, call), redisCallErrors.WithLabelValues(client, call)
+}
+
 // Metrics of the write gateway (rankstream gateway; its routes in rankstream dev). Its requests
-// are also counted in HTTPRequests and HTTPSeconds by route.
+// are also counted by ObserveHTTP.
 var (
 	GatewayRequests = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "rankstream_gateway_requests_total", Help: "Write requests by API key name (\"-\" when no valid key was given) and status code.",

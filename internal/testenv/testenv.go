@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -90,4 +91,16 @@ func sanitize(s string, max int) string {
 		}
 	}
 	return strings.Trim(b.String(), "_")
+}
+
+// Tool returns the path of the program name (a server or a checker installed by
+// deploy/local/servers.sh, e.g. prometheus, promtool), or skips the test (fails it when
+// RequireServers) if it is not on PATH.
+func Tool(t testing.TB, name string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err != nil {
+		noServer(t, fmt.Sprintf("testenv: %s not found (deploy/local/servers.sh install installs it): %v", name, err))
+	}
+	return path
 }

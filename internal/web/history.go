@@ -106,7 +106,6 @@ func historyHandler(h HotHistory, log *slog.Logger) http.HandlerFunc {
 			}
 		}
 		obs.WriteJSON(w, code, v)
-		obs.HTTPRequests.WithLabelValues(route, strconv.Itoa(code)).Inc()
-		obs.HTTPSeconds.WithLabelValues(route).Observe(time.Since(start).Seconds())
+		obs.ObserveHTTP(route, strconv.Itoa(code), time.Since(start))
 	}
 }

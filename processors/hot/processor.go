@@ -131,9 +131,10 @@ type processor struct {
 
 func newProcessor(cfg Config, io *kafkaIO) *processor {
 	cfg.defaults()
+	obs.HotSlide.Set(cfg.Slide.Seconds())
 	p := &processor{
 		cfg: cfg, dlq: cfg.Names.Stream(topics.DLQ), io: io,
-		in:          obs.EventsIn.WithLabelValues(string(topics.SearchQueries)),
+		in:          obs.EventsIn(string(cfg.Names.Group(Group)), string(cfg.Names.Stream(topics.SearchQueries))),
 		partials:    string(cfg.Names.Stream(topics.HotPartials)),
 		checkpoints: string(cfg.Names.Stream(topics.HotCheckpoints)),
 		loop:        string(cfg.Names.Loop(Group)),

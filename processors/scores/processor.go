@@ -51,14 +51,14 @@ type processor struct {
 func Graph(cfg Config) *goka.GroupGraph { return newProcessor(cfg).graph() }
 
 func newProcessor(cfg Config) *processor {
-	topic := string(topics.ScoresUpdated)
+	group, topic := string(cfg.Names.Group(Group)), string(cfg.Names.Stream(topics.ScoresUpdated))
 	p := &processor{Config: cfg, boards: make(map[string]*board.Board, len(cfg.Boards)),
-		dlq: cfg.Names.Stream(topics.DLQ), in: obs.EventsIn.WithLabelValues(topic)}
+		dlq: cfg.Names.Stream(topics.DLQ), in: obs.EventsIn(group, topic)}
 	for _, b := range cfg.Boards {
 		p.boards[b.Name] = b
 	}
 	for _, o := range []Outcome{Applied, Duplicate} {
-		p.outcomes[o] = obs.EventsOutcome.WithLabelValues(topic, o.String())
+		p.outcomes[o] = obs.EventsOutcome(group, topic, o.String())
 	}
 	return p
 }

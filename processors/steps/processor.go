@@ -58,11 +58,11 @@ type processor struct {
 func Graph(cfg Config) *goka.GroupGraph { return newProcessor(cfg).graph() }
 
 func newProcessor(cfg Config) *processor {
-	topic := string(topics.StepsReported)
+	group, topic := string(cfg.Names.Group(Group)), string(cfg.Names.Stream(topics.StepsReported))
 	p := &processor{Config: cfg, dlq: cfg.Names.Stream(topics.DLQ), sent: new(sent),
-		in: obs.EventsIn.WithLabelValues(topic), skipped: obs.StepsWritesSkipped}
+		in: obs.EventsIn(group, topic), skipped: obs.StepsWritesSkipped}
 	for _, o := range []Outcome{Improved, Duplicate, Stale} {
-		p.outcomes[o] = obs.EventsOutcome.WithLabelValues(topic, o.String())
+		p.outcomes[o] = obs.EventsOutcome(group, topic, o.String())
 	}
 	return p
 }

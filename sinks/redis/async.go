@@ -89,11 +89,14 @@ func newAsyncBatch[K comparable, V any]() *asyncBatch[K, V] {
 // Run flushes the batch in one write (write) per interval or when maxBatch keys wait, retries a
 // failed flush with backoff for as long as it takes (retried is told of each failure, e.g. to
 // reload a script), and only then calls the done callbacks, oldest first. Once a flush fails
-// for good, nothing submitted before or after it is ever acknowledged.
+// for good, nothing submitted before or after it is ever acknowledged. After a flush, the event
+// time of each value it wrote (eventMs, Unix milliseconds; 0 for none) is observed in
+// rankstream_board_update_latency_seconds.
 type async[K comparable, V, U any] struct {
 	opts    asyncOptions
 	add     func(items map[K]*V, u U)
 	write   func(ctx context.Context, items map[K]*V) error
+	eventMs func(*V) int64
 	retried func(ctx context.Context, err error)
 
 	mu     sync.Mutex
@@ -107,13 +110,17 @@ type async[K comparable, V, U any] struct {
 	pending  prometheus.Gauge
 	writeSec prometheus.Observer
 	writeErr prometheus.Counter
+	latency  prometheus.Observer
 }
 
-func newAsync[K comparable, V, U any](opts asyncOptions, add func(map[K]*V, U), write func(context.Context, map[K]*V) error) *async[K, V, U] {
-	a := &async[K, V, U]{opts: opts, add: add, write: write, cur: newAsyncBatch[K, V](), kick: make(chan struct{}, 1),
+func newAsync[K comparable, V, U any](opts asyncOptions, add func(map[K]*V, U), write func(context.Context, map[K]*V) error,
+	eventMs func(*V) int64) *async[K, V, U] {
+	a := &async[K, V, U]{opts: opts, add: add, write: write, eventMs: eventMs, cur: newAsyncBatch[K, V](),
+		kick:     make(chan struct{}, 1),
 		pending:  obs.SinkPending.WithLabelValues(opts.name),
 		writeSec: obs.SinkWriteSeconds.WithLabelValues(opts.name),
-		writeErr: obs.SinkWriteErrors.WithLabelValues(opts.name)}
+		writeErr: obs.SinkWriteErrors.WithLabelValues(opts.name),
+		latency:  obs.BoardUpdateLatency.WithLabelValues(opts.name)}
 	a.space = sync.NewCond(&a.mu)
 	return a
 }
@@ -196,8 +203,14 @@ func (a *async[K, V, U]) flush(ctx context.Context) error {
 	if err := a.writeWithRetry(ctx, b); err != nil {
 		return a.fail(b, err)
 	}
+	now := time.Now().UnixMilli()
 	for _, done := range b.dones {
 		done(nil)
+	}
+	for _, v := range b.items {
+		if ms := a.eventMs(v); ms > 0 {
+			a.latency.Observe(float64(now-ms) / 1000)
+		}
 	}
 	return nil
 }

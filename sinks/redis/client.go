@@ -1,11 +1,15 @@
 package redis
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/rankstream/rankstream/internal/obs"
 )
 
 // WriterTimeout bounds one network read or write of the pipeline's client (Open, for the
@@ -44,7 +48,7 @@ func (b bounds) apply(ctxTimeout *bool, read, write, pool *time.Duration, retrie
 // context's deadline, if sooner); a failed command is retried once by go-redis, on a fresh
 // connection; the callers retry with backoff.
 func Open(addr string) (goredis.UniversalClient, error) {
-	return open(addr, bounds{io: WriterTimeout, retries: 1})
+	return open(addr, bounds{io: WriterTimeout, retries: 1}, "writer")
 }
 
 // OpenReader returns the read path's client of Redis (addr as for Open; no ping). Its callers
@@ -57,10 +61,12 @@ func OpenReader(addr string, timeout time.Duration) (goredis.UniversalClient, er
 	if timeout <= 0 {
 		return nil, fmt.Errorf("redis: read timeout %s: must be positive", timeout)
 	}
-	return open(addr, bounds{io: timeout, retries: 1})
+	return open(addr, bounds{io: timeout, retries: 1}, "reader")
 }
 
-func open(addr string, b bounds) (goredis.UniversalClient, error) {
+// open returns a client of addr with the bounds b whose calls are observed as client's
+// (callMetrics).
+func open(addr string, b bounds, client string) (goredis.UniversalClient, error) {
 	var rdb goredis.UniversalClient
 	switch {
 	case strings.HasPrefix(addr, "redis://") || strings.HasPrefix(addr, "rediss://"):
@@ -79,5 +85,39 @@ func open(addr string, b bounds) (goredis.UniversalClient, error) {
 		b.apply(&opt.ContextTimeoutEnabled, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolTimeout, &opt.MaxRetries)
 		rdb = goredis.NewClient(opt)
 	}
+	rdb.AddHook(callMetrics{client: client})
 	return rdb, nil
+}
+
+// callMetrics observes every call of a client in rankstream_redis_call_seconds{client,call}
+// (call: the command's name, or "pipeline") and counts the failed ones in
+// rankstream_redis_call_errors_total (a missing key, redis.Nil, is an answer, not a failure).
+type callMetrics struct{ client string }
+
+func (m callMetrics) DialHook(next goredis.DialHook) goredis.DialHook { return next }
+
+func (m callMetrics) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
+	return func(ctx context.Context, cmd goredis.Cmder) error {
+		start := time.Now()
+		err := next(ctx, cmd)
+		m.observe(cmd.Name(), start, err)
+		return err
+	}
+}
+
+func (m callMetrics) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []goredis.Cmder) error {
+		start := time.Now()
+		err := next(ctx, cmds)
+		m.observe("pipeline", start, err)
+		return err
+	}
+}
+
+func (m callMetrics) observe(call string, start time.Time, err error) {
+	seconds, errs := obs.RedisCall(m.client, call)
+	seconds.Observe(time.Since(start).Seconds())
+	if err != nil && !errors.Is(err, goredis.Nil) {
+		errs.Inc()
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/rankstream/rankstream/internal/obs"
@@ -51,16 +52,23 @@ return 1`)
 // in time, and completeness wins (topics.TopKSnapshot.Supersedes): one of an earlier window
 // than the stored one is ignored, and so is one of the same window that misses more partitions
 // (missing_partitions), or as many with an older version. Writing a snapshot again writes the same content, so retries and
-// replays are harmless. Neither key expires.
+// replays are harmless. Neither key expires. A snapshot that replaced the stored one is
+// observed in rankstream_hot_snapshot_freshness_seconds (its window's end to Redis) and
+// rankstream_hot_snapshot_window_end_timestamp_seconds.
 //
 // On a ZSET, ZREVRANGE orders equal counts by item descending, while the JSON orders them by
 // item ascending; the error bounds are only in the JSON.
 type HotWriter struct {
-	rdb goredis.UniversalClient
+	rdb      goredis.UniversalClient
+	writeSec prometheus.Observer
+	writeErr prometheus.Counter
 }
 
 // NewHotWriter returns a writer on rdb (a single server or a Redis Cluster).
-func NewHotWriter(rdb goredis.UniversalClient) *HotWriter { return &HotWriter{rdb: rdb} }
+func NewHotWriter(rdb goredis.UniversalClient) *HotWriter {
+	return &HotWriter{rdb: rdb, writeSec: obs.SinkWriteSeconds.WithLabelValues("redis-hot"),
+		writeErr: obs.SinkWriteErrors.WithLabelValues("redis-hot")}
+}
 
 // Write publishes snap under its stream (topics.SearchStream when snap.Stream is empty) and
 // reports whether it wrote: whether snap supersedes the stored snapshot
@@ -87,9 +95,13 @@ func (w *HotWriter) Write(ctx context.Context, snap topics.TopKSnapshot) (bool, 
 	start := time.Now()
 	replaced, err := publishHot.Run(ctx, w.rdb, keys, args...).Int()
 	if err != nil {
-		obs.SinkWriteErrors.WithLabelValues("redis-hot").Inc()
+		w.writeErr.Inc()
 		return false, fmt.Errorf("redis hot sink: publish %s window ending %s: %w", keys[0], args[1], err)
 	}
-	obs.SinkWriteSeconds.WithLabelValues("redis-hot").Observe(time.Since(start).Seconds())
+	w.writeSec.Observe(time.Since(start).Seconds())
+	if replaced == 1 {
+		obs.HotSnapshotFreshness.Observe(time.Since(snap.WindowEnd).Seconds())
+		obs.HotSnapshotWindowEnd.Set(float64(snap.WindowEnd.UnixMilli()) / 1000)
+	}
 	return replaced == 1, nil
 }

@@ -11,9 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/rankstream/rankstream/internal/app"
+	"github.com/rankstream/rankstream/internal/obs"
 	"github.com/rankstream/rankstream/internal/testenv"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"github.com/rankstream/rankstream/topics"
@@ -146,12 +149,20 @@ func TestHotWriterNeverGoesBack(t *testing.T) {
 			{"then an earlier one again", snap(11, 9000, "z"), false, nil, 1600, 0},
 		}
 		for _, st := range steps {
+			published := freshnessCount(t)
 			replaced, err := w.Write(ctx, st.snap)
 			if err != nil {
 				t.Fatalf("%s: %v", st.name, err)
 			}
 			if replaced != st.replaced {
 				t.Fatalf("%s: replaced = %v, want %v", st.name, replaced, st.replaced)
+			}
+			// Only a snapshot that replaced the stored one is observed, with its window's end.
+			if n := freshnessCount(t) - published; n != map[bool]uint64{true: 1}[replaced] {
+				t.Errorf("%s: %d freshness observations, want one per replacing write", st.name, n)
+			}
+			if end := gaugeValue(t, obs.HotSnapshotWindowEnd); replaced && end != float64(st.snap.WindowEnd.UnixMilli())/1000 {
+				t.Errorf("%s: window end gauge %v, want %v", st.name, end, st.snap.WindowEnd.Unix())
 			}
 			s, z := stored(t, rdb, topics.SearchStream)
 			if strings.Join(z, " ") != strings.Join(st.want, " ") || s.Version != st.version || len(s.MissingPartitions) != st.missing {
@@ -163,6 +174,24 @@ func TestHotWriterNeverGoesBack(t *testing.T) {
 			}
 		}
 	})
+}
+
+func freshnessCount(t *testing.T) uint64 {
+	t.Helper()
+	var m dto.Metric
+	if err := obs.HotSnapshotFreshness.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetHistogram().GetSampleCount()
+}
+
+func gaugeValue(t *testing.T, g prometheus.Gauge) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := g.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetGauge().GetValue()
 }
 
 // TestHotWriterReadsSnapshotsWithoutMissingPartitions: a snapshot stored before

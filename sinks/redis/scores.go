@@ -43,7 +43,7 @@ func NewScoresWriter(rdb goredis.UniversalClient, boards []*board.Board, opts Fl
 	for _, b := range boards {
 		w.shards[b.Name] = b.Shards
 	}
-	w.q = newAsync(opts.async("redis-scores"), addScores, w.write)
+	w.q = newAsync(opts.async("redis-scores"), addScores, w.write, func(u *board.ScoreUpdate) int64 { return u.ReachedMs })
 	return w
 }
 

@@ -96,7 +96,7 @@ type StepsWriter struct {
 func NewStepsWriter(rdb goredis.UniversalClient, opts StepsOptions) *StepsWriter {
 	opts.defaults()
 	w := &StepsWriter{rdb: rdb, opts: opts}
-	w.q = newAsync(opts.async("redis-steps"), addStep, w.write)
+	w.q = newAsync(opts.async("redis-steps"), addStep, w.write, func(p *pendingDay) int64 { return p.u.ReachedMs })
 	w.q.retried = func(ctx context.Context, err error) {
 		if goredis.HasErrorPrefix(err, "NOSCRIPT") { // Redis lost the script cache (a restart, SCRIPT FLUSH)
 			if lerr := setMax.Load(ctx, w.rdb).Err(); lerr != nil {

@@ -269,3 +269,37 @@ func equal(a, b []string) bool {
 	}
 	return true
 }
+
+// TestStepsWriterObservesBoardUpdateLatency: each value a flush wrote is observed in
+// rankstream_board_update_latency_seconds, from its event time (ReachedMs) to the write.
+func TestStepsWriterObservesBoardUpdateLatency(t *testing.T) {
+	eachServer(t, func(t *testing.T, rdb goredis.UniversalClient) {
+		hist := obs.BoardUpdateLatency.WithLabelValues("redis-steps").(prometheus.Histogram)
+		read := func() (uint64, float64) {
+			var m dto.Metric
+			if err := hist.Write(&m); err != nil {
+				t.Fatal(err)
+			}
+			return m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum()
+		}
+		n0, sum0 := read()
+		w := runWriter(t, rdb, rsredis.StepsOptions{FlushOptions: rsredis.FlushOptions{Interval: 20 * time.Millisecond}})
+		const age = 30 * time.Second
+		reached := time.Now().Add(-age)
+		var a acks
+		w.Submit(&board.StepUpdate{User: "lat", Day: board.DayOf(reached, time.UTC), Steps: 10, ReachedMs: reached.UnixMilli()}, a.done(0))
+		w.Submit(nil, a.done(1)) // a dead letter: nothing written, nothing observed
+		waitAcks(t, &a, 2)
+		deadline := time.Now().Add(10 * time.Second)
+		for n, _ := read(); n == n0; n, _ = read() {
+			if time.Now().After(deadline) {
+				t.Fatal("no latency observed 10 s after the flush")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		n, sum := read()
+		if got := sum - sum0; n-n0 != 1 || got < age.Seconds() || got > age.Seconds()+30 {
+			t.Errorf("observed %d values, %.1f s; want 1 of %s to %s", n-n0, got, age, age+30*time.Second)
+		}
+	})
+}
