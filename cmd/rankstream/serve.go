@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"time"
 
@@ -19,6 +20,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 	httpAddr := fs.String("http", "127.0.0.1:8080", "listen address")
 	hotTTL := fs.Duration("hot-cache-ttl", api.DefaultHotCacheTTL, "how long GET /v1/hot/search serves the snapshot it read from Redis before reading again; 0 reads it for every request")
 	timeout := redisTimeoutFlag(fs)
+	boardTTL := boardCacheTTLFlag(fs)
 	boardsFile := boardsFlag(fs, "GET /v1/boards/{board} answers for them (and for the daily steps board, board steps, always); use the file the processors use")
 	log, err := lf.parse(fs, args, stderr)
 	if err != nil {
@@ -28,7 +30,13 @@ func runServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 	if err != nil {
 		return exitCode(err, stderr)
 	}
-	return exitCode(app.Serve(ctx, app.ServeConfig{RedisAddr: *redisAddr, HTTPAddr: *httpAddr, HotCacheTTL: *hotTTL, RedisTimeout: *timeout, Boards: boards}, log), stderr)
+	return exitCode(app.Serve(ctx, app.ServeConfig{RedisAddr: *redisAddr, HTTPAddr: *httpAddr, HotCacheTTL: *hotTTL, BoardCacheTTL: *boardTTL,
+		RedisTimeout: *timeout, Boards: boards}, log), stderr)
+}
+
+// boardCacheTTLFlag registers --board-cache-ttl of the query API (serve, dev).
+func boardCacheTTLFlag(fs *flag.FlagSet) *time.Duration {
+	return fs.Duration("board-cache-ttl", api.DefaultBoardCacheTTL, fmt.Sprintf("how long the Top-100 of a board read more than %d times within it is served from memory (pages within the Top-100 show changes at most this late; a member's own rank always reads Redis); 0 turns the cache off", api.HotBoardReads))
 }
 
 // redisTimeoutFlag registers --redis-timeout of the query API (serve, dev).
