@@ -43,7 +43,7 @@ bench:
 	  $(GO) test -run "^$$" -bench HotThroughput -benchtime 1x -count $(BENCH_COUNT) ./internal/e2e/hot/ && \
 	  $(GO) test -run "^$$" -bench HotFreshness -benchtime 1x -count $(BENCH_FRESHNESS_COUNT) ./internal/e2e/hot/ && \
 	  $(GO) test -run "^$$" -bench ReadPath -benchtime 1x -count $(BENCH_READ_COUNT) -timeout 30m ./internal/e2e/serve/ && \
-	  $(GO) test -run "^$$" -bench . -benchmem -count $(BENCH_COUNT) ./sketch/ ./sinks/... ./topics/ ; \
+	  $(GO) test -run "^$$" -bench . -benchmem -count $(BENCH_COUNT) ./sketch/ ./sinks/... ./topics/ ./internal/api/ ; \
 	} | tee $(BENCH_OUT)'
 	$(GO) tool benchstat $(BENCH_OUT)
 
