@@ -58,8 +58,9 @@ type target struct {
 	day                  board.Day        // the steps board's
 }
 
-func (t target) page(total int64, offset int, items []Entry) BoardPage {
-	return BoardPage{Board: t.board, Period: t.period, Scope: t.scope, PeriodEnd: t.end, Total: total, Offset: offset, Items: items}
+func (t target) page(top topPage, offset int) BoardPage {
+	return BoardPage{Board: t.board, Period: t.period, Scope: t.scope, PeriodEnd: t.end, Total: top.total, Offset: offset, Items: top.rows,
+		staleness: staleness{readAt: top.readAt}}
 }
 
 // resolve finds the board and the period of q at now: 404 for a board that is not declared,
@@ -171,24 +172,26 @@ func (s *Server) boardPage(ctx context.Context, name string, r *http.Request) (a
 	if err != nil {
 		return nil, err
 	}
-	return t.page(top.total, q.Offset, top.rows), nil
+	return t.page(top, q.Offset), nil
 }
 
 // topPage is a board's size and rows of one page.
 type topPage struct {
-	total int64
-	rows  []Entry // never nil
+	total  int64
+	rows   []Entry   // never nil
+	readAt time.Time // when the read from Redis started
 }
 
 // pageRows returns the size of the board of key and its rows offset+1..offset+limit: those
 // within the Top-100 of a hot board from the board cache, the others from read.
 func (s *Server) pageRows(ctx context.Context, key string, offset, limit int, read func(ctx context.Context, offset, limit int) (int64, []rsredis.Ranked, error)) (topPage, error) {
 	load := func(ctx context.Context, offset, limit int) (topPage, error) {
+		start := time.Now()
 		total, rows, err := read(ctx, offset, limit)
 		if err != nil {
 			return topPage{}, fmt.Errorf("api: %w", err)
 		}
-		return topPage{total: total, rows: entries(rows)}, nil
+		return topPage{total: total, rows: entries(rows), readAt: start}, nil
 	}
 	if offset+limit <= MaxLimit {
 		top, ok, err := s.boardC.get(ctx, key, s.timeout, func(ctx context.Context) (topPage, error) { return load(ctx, 0, MaxLimit) })
@@ -197,7 +200,7 @@ func (s *Server) pageRows(ctx context.Context, key string, offset, limit int, re
 				return topPage{}, err
 			}
 			// The cached rows are shared: a sub-slice, never written.
-			return topPage{total: top.total, rows: top.rows[min(offset, len(top.rows)):min(offset+limit, len(top.rows))]}, nil
+			return topPage{total: top.total, rows: top.rows[min(offset, len(top.rows)):min(offset+limit, len(top.rows))], readAt: top.readAt}, nil
 		}
 	}
 	return load(ctx, offset, limit)

@@ -133,8 +133,11 @@ func (c *ttlCache[V]) sweep(now time.Time) {
 // fields are omitted from a fresh answer.
 type staleness struct {
 	Stale bool `json:"stale,omitempty"`
-	// StaleAgeMs is how long ago the copy was answered from Redis.
+	// StaleAgeMs is how long ago the copy was read from Redis.
 	StaleAgeMs *int64 `json:"stale_age_ms,omitempty"`
+	// readAt is when the answer's data was read from Redis, when earlier than the request (a
+	// page cut from a cached Top-100); zero: during the request.
+	readAt time.Time
 }
 
 func staleBy(age time.Duration) staleness {
@@ -142,11 +145,15 @@ func staleBy(age time.Duration) staleness {
 	return staleness{Stale: true, StaleAgeMs: &ms}
 }
 
+func (s staleness) dataAt() time.Time { return s.readAt }
+
 // answer is a response that may be kept as the last good copy and served stale.
 type answer interface {
 	jsonAppender
-	// stale returns a copy of the answer marked as answered age ago.
+	// stale returns a copy of the answer marked as read age ago.
 	stale(age time.Duration) answer
+	// dataAt is when its data was read from Redis if before the request, else zero.
+	dataAt() time.Time
 }
 
 func (p Page) stale(age time.Duration) answer          { p.staleness = staleBy(age); return p }

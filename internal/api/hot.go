@@ -44,23 +44,33 @@ func (h hotAnswer) appendJSON(b []byte) []byte {
 
 func (h hotAnswer) stale(age time.Duration) answer { h.staleness = staleBy(age); return h }
 
+// hotRead is the hot-search cache's value: the snapshot Redis held (nil: none) and when the
+// read started.
+type hotRead struct {
+	snap *topics.TopKSnapshot
+	at   time.Time
+}
+
 // hotSearch serves GET /v1/hot/search?k=N: the latest snapshot with its first k items.
 func (s *Server) hotSearch(ctx context.Context, r *http.Request) (any, error) {
 	q, err := parseHotQuery(r.URL.RawQuery)
 	if err != nil {
 		return nil, err
 	}
-	snap, _, err := s.hot.get(ctx, "", s.timeout, func(ctx context.Context) (*topics.TopKSnapshot, error) {
-		return s.store.HotSnapshot(ctx, topics.SearchStream)
+	hr, _, err := s.hot.get(ctx, "", s.timeout, func(ctx context.Context) (hotRead, error) {
+		start := time.Now()
+		snap, err := s.store.HotSnapshot(ctx, topics.SearchStream)
+		return hotRead{snap: snap, at: start}, err
 	})
 	if err != nil {
 		return nil, err
 	}
+	snap := hr.snap
 	if snap == nil {
 		return nil, &apiError{http.StatusNotFound, "no hot-search snapshot yet: " + rsredis.HotKey(topics.SearchStream) +
 			" is written when the hot-search pipeline closes its first window"}
 	}
 	out := *snap // the cached snapshot is shared: trim a copy
 	out.Items = out.Items[:min(q.K, len(out.Items))]
-	return hotAnswer{Snapshot: out}, nil
+	return hotAnswer{Snapshot: out, staleness: staleness{readAt: hr.at}}, nil
 }

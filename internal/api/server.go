@@ -12,7 +12,6 @@ import (
 	"github.com/rankstream/rankstream/internal/board"
 	"github.com/rankstream/rankstream/internal/obs"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
-	"github.com/rankstream/rankstream/topics"
 )
 
 // Paging limits of the contract.
@@ -33,7 +32,7 @@ type Server struct {
 	ready   func() error // besides Redis, for /readyz (WithReady)
 	log     *slog.Logger
 	mux     *http.ServeMux
-	hot     *ttlCache[*topics.TopKSnapshot]
+	hot     *ttlCache[hotRead]
 	boardC  *ttlCache[topPage] // the hot boards' Top-100s
 	good    *lastGood          // the last good answers, for a Redis outage
 	timeout time.Duration
@@ -81,7 +80,7 @@ func WithReady(ready func() error) Option {
 // New returns a server reading from store.
 func New(store *rsredis.Reader, log *slog.Logger, opts ...Option) *Server {
 	s := &Server{store: store, log: log, timeout: DefaultRedisTimeout, boards: map[string]*board.Board{},
-		hot:    newTTLCache[*topics.TopKSnapshot]("hot", DefaultHotCacheTTL, 0),
+		hot:    newTTLCache[hotRead]("hot", DefaultHotCacheTTL, 0),
 		boardC: newTTLCache[topPage]("boards", DefaultBoardCacheTTL, HotBoardReads),
 		good:   newLastGood(DefaultLastGoodAnswers)}
 	for _, o := range opts {
@@ -143,7 +142,11 @@ func (s *Server) route(pattern string, h func(context.Context, *http.Request) (a
 				obs.QueryCache.WithLabelValues("last-good", "miss").Inc()
 			}
 		} else if a, ok := v.(answer); ok && err == nil {
-			s.good.put(uri, a, start)
+			at := a.dataAt()
+			if at.IsZero() {
+				at = start
+			}
+			s.good.put(uri, a, at)
 		}
 		code := http.StatusOK
 		if a, ok := v.(jsonAppender); ok && err == nil {

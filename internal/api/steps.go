@@ -54,7 +54,8 @@ func (s *Server) stepsBoard(ctx context.Context, r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Page{Board: "steps", Day: q.Day.String(), Region: q.Region, Total: top.total, Offset: q.Offset, Items: top.rows}, nil
+	return Page{Board: "steps", Day: q.Day.String(), Region: q.Region, Total: top.total, Offset: q.Offset, Items: top.rows,
+		staleness: staleness{readAt: top.readAt}}, nil
 }
 
 // stepsMember answers GET /v1/boards/steps/members/{member}: with period or scope, as the
