@@ -23,8 +23,9 @@ const (
 	// maxCachedBoards bounds the boards the board cache keeps (their Top-100s and read
 	// counts); beyond it, the boards not read within the last TTL are dropped.
 	maxCachedBoards = 4096
-	// DefaultLastGoodAnswers bounds the last good answers kept for a Redis outage.
-	DefaultLastGoodAnswers = 4096
+	// lastGoodAnswers bounds the last good answers kept for a Redis outage (one per request
+	// URI; a top-100 page is about 10 KB, so at most about 40 MB).
+	lastGoodAnswers = 4096
 )
 
 // ttlCache serves values read from Redis from memory for a TTL, by key, and lets one read at a
@@ -184,9 +185,6 @@ func newLastGood(max int) *lastGood {
 
 // put keeps v as the last good answer of uri.
 func (l *lastGood) put(uri string, v answer, at time.Time) {
-	if l.max <= 0 {
-		return
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if el, ok := l.byRU[uri]; ok {

@@ -64,13 +64,6 @@ func WithBoardCacheTTL(ttl time.Duration) Option {
 	return func(s *Server) { s.boardC.ttl = max(ttl, 0) }
 }
 
-// WithLastGood sets how many last good answers (one per request URI) are kept to answer from,
-// marked stale, while Redis is unavailable, overriding the default of DefaultLastGoodAnswers;
-// 0 keeps none (a Redis outage fails every read with 503).
-func WithLastGood(n int) Option {
-	return func(s *Server) { s.good = newLastGood(n) }
-}
-
 // WithReady makes /readyz also require ready to return nil, besides Redis answering: e.g. the
 // processors' supervisor of a process that serves the API beside them (rankstream dev).
 func WithReady(ready func() error) Option {
@@ -82,7 +75,7 @@ func New(store *rsredis.Reader, log *slog.Logger, opts ...Option) *Server {
 	s := &Server{store: store, log: log, timeout: DefaultRedisTimeout, boards: map[string]*board.Board{},
 		hot:    newTTLCache[hotRead]("hot", DefaultHotCacheTTL, 0),
 		boardC: newTTLCache[topPage]("boards", DefaultBoardCacheTTL, HotBoardReads),
-		good:   newLastGood(DefaultLastGoodAnswers)}
+		good:   newLastGood(lastGoodAnswers)}
 	for _, o := range opts {
 		o(s)
 	}
