@@ -20,8 +20,9 @@ const (
 	// HotBoardReads is how many reads of a board within one TTL make it hot: the next read
 	// loads its Top-100 into the cache. A board read less often reads Redis for every request.
 	HotBoardReads = 3
-	// maxCachedBoards bounds the boards the board cache keeps (their Top-100s and read
-	// counts); beyond it, the boards not read within the last TTL are dropped.
+	// maxCachedBoards bounds the keys a cache tracks (a board's Top-100 and read counts):
+	// when it is reached, the keys neither read nor loaded within the last TTL are dropped,
+	// and a new key finding none to drop is read from Redis without being tracked.
 	maxCachedBoards = 4096
 	// lastGoodAnswers bounds the last good answers kept for a Redis outage (one per request
 	// URI; a top-100 page is about 10 KB, so at most about 40 MB).
@@ -62,12 +63,19 @@ func newTTLCache[V any](name string, ttl time.Duration, minReads int) *ttlCache[
 // than minReads times within the TTL, or a board cache with TTL 0): the caller reads Redis
 // itself.
 func (c *ttlCache[V]) get(ctx context.Context, key string, timeout time.Duration, read func(context.Context) (V, error)) (v V, ok bool, err error) {
+	if c.ttl == 0 && c.minReads > 0 { // a board cache turned off
+		return v, false, nil
+	}
 	now := time.Now()
 	c.mu.Lock()
 	e := c.keys[key]
 	if e == nil {
 		if len(c.keys) >= maxCachedBoards {
 			c.sweep(now)
+		}
+		if len(c.keys) >= maxCachedBoards { // every key tracked is in use: this one stays cold
+			c.mu.Unlock()
+			return v, false, nil
 		}
 		e = &cached[V]{window: now}
 		c.keys[key] = e
@@ -84,7 +92,7 @@ func (c *ttlCache[V]) get(ctx context.Context, key string, timeout time.Duration
 	e.reads++
 	// A key stays hot while its value was loaded within the last two TTLs, so that a board
 	// read steadily costs one Redis read per TTL, not minReads more each time it expires.
-	hot := c.minReads == 0 || (c.ttl > 0 && (e.reads > c.minReads || now.Sub(e.readAt) < 2*c.ttl))
+	hot := c.minReads == 0 || e.reads > c.minReads || now.Sub(e.readAt) < 2*c.ttl
 	c.mu.Unlock()
 	if !hot {
 		return v, false, nil
