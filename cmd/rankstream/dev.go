@@ -18,6 +18,7 @@ func runDev(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	httpAddr := fs.String("http", "127.0.0.1:8080", "listen address of the query API, the write gateway's routes, pages and metrics")
 	apiKey := fs.String("api-key", "", "the key the write gateway's routes accept (Authorization: Bearer <key>); empty makes a random one, printed at start")
 	redisTimeout := redisTimeoutFlag(fs)
+	boardTTL := boardCacheTTLFlag(fs)
 	demo := fs.Bool("demo", true, "generate demo traffic")
 	demoRate := fs.Float64("demo-rate", 200, "demo step reports per second (as many search queries, a tenth as many score ops)")
 	demoUsers := fs.Int("demo-users", 2_000, "demo users")
@@ -31,6 +32,6 @@ func runDev(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	}
 	return exitCode(app.Dev(ctx, app.DevConfig{
 		Pipeline: pipeline, KafkaListen: *kafkaListen, DataDir: *dataDir, RedisAddr: *redisAddr,
-		HTTPAddr: *httpAddr, RedisTimeout: *redisTimeout, APIKey: *apiKey, Demo: *demo, DemoRate: *demoRate, DemoUsers: *demoUsers,
+		HTTPAddr: *httpAddr, RedisTimeout: *redisTimeout, BoardCacheTTL: *boardTTL, APIKey: *apiKey, Demo: *demo, DemoRate: *demoRate, DemoUsers: *demoUsers,
 	}, stdout, log), stderr)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"time"
 
@@ -23,6 +24,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 	var cf clickhouseFlags
 	cf.registerConn(fs)
 	withHistory := fs.Bool("history", false, "also answer GET /v1/history/hot (the pages' time travel) from ClickHouse's topk_history; the rest of the API never reads ClickHouse")
+	boardTTL := boardCacheTTLFlag(fs)
 	boardsFile := boardsFlag(fs, "GET /v1/boards/{board} answers for them (and for the daily steps board, board steps, always); use the file the processors use")
 	log, err := lf.parse(fs, args, stderr)
 	if err != nil {
@@ -32,11 +34,17 @@ func runServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 	if err != nil {
 		return exitCode(err, stderr)
 	}
-	cfg := app.ServeConfig{RedisAddr: *redisAddr, HTTPAddr: *httpAddr, HotCacheTTL: *hotTTL, RedisTimeout: *timeout, Boards: boards}
+	cfg := app.ServeConfig{RedisAddr: *redisAddr, HTTPAddr: *httpAddr, HotCacheTTL: *hotTTL, BoardCacheTTL: *boardTTL,
+		RedisTimeout: *timeout, Boards: boards}
 	if *withHistory {
 		cfg.History = func() (*rsclickhouse.Sink, error) { return cf.sink() }
 	}
 	return exitCode(app.Serve(ctx, cfg, log), stderr)
+}
+
+// boardCacheTTLFlag registers --board-cache-ttl of the query API (serve, dev).
+func boardCacheTTLFlag(fs *flag.FlagSet) *time.Duration {
+	return fs.Duration("board-cache-ttl", api.DefaultBoardCacheTTL, fmt.Sprintf("how long the Top-100 of a board read more than %d times within it is served from memory (pages within the Top-100 show changes at most this late; a member's own rank always reads Redis); 0 turns the cache off", api.HotBoardReads))
 }
 
 // redisTimeoutFlag registers --redis-timeout of the query API (serve, dev).

@@ -23,6 +23,7 @@ type BoardPage struct {
 	Total     int64      `json:"total"`
 	Offset    int        `json:"offset"`
 	Items     []Entry    `json:"items"`
+	staleness
 }
 
 // BoardStanding is a member's place on a board through the generic endpoint GET
@@ -36,6 +37,7 @@ type BoardStanding struct {
 	Above     []Entry    `json:"above"`
 	Below     []Entry    `json:"below"`
 	Total     int64      `json:"total"`
+	staleness
 }
 
 // WithBoards makes the generic endpoints answer for the declared boards (the boards file), as
@@ -56,8 +58,9 @@ type target struct {
 	day                  board.Day        // the steps board's
 }
 
-func (t target) page(total int64, offset int, items []Entry) BoardPage {
-	return BoardPage{Board: t.board, Period: t.period, Scope: t.scope, PeriodEnd: t.end, Total: total, Offset: offset, Items: items}
+func (t target) page(top topPage, offset int) BoardPage {
+	return BoardPage{Board: t.board, Period: t.period, Scope: t.scope, PeriodEnd: t.end, Total: top.total, Offset: offset, Items: top.rows,
+		staleness: staleness{readAt: top.readAt}}
 }
 
 // resolve finds the board and the period of q at now: 404 for a board that is not declared,
@@ -158,17 +161,56 @@ func (s *Server) boardPage(ctx context.Context, name string, r *http.Request) (a
 	if err != nil {
 		return nil, err
 	}
-	var total int64
-	var rows []rsredis.Ranked
+	var top topPage
 	if name == board.StepsBoard {
-		total, rows, err = s.store.StepsPage(ctx, t.day, t.region(), q.Offset, q.Limit)
+		top, err = s.stepsRows(ctx, t.day, t.region(), q.Offset, q.Limit)
 	} else {
-		total, rows, err = s.store.BoardPage(ctx, t.ref, q.Offset, q.Limit)
+		top, err = s.pageRows(ctx, rsredis.ScoreBoardKey(t.ref, 0), q.Offset, q.Limit, func(ctx context.Context, offset, limit int) (int64, []rsredis.Ranked, error) {
+			return s.store.BoardPage(ctx, t.ref, offset, limit)
+		})
 	}
 	if err != nil {
-		return nil, fmt.Errorf("api: %w", err)
+		return nil, err
 	}
-	return t.page(total, q.Offset, entries(rows)), nil
+	return t.page(top, q.Offset), nil
+}
+
+// topPage is a board's size and rows of one page.
+type topPage struct {
+	total  int64
+	rows   []Entry   // never nil
+	readAt time.Time // when the read from Redis started
+}
+
+// pageRows returns the size of the board of key and its rows offset+1..offset+limit: those
+// within the Top-100 of a hot board from the board cache, the others from read.
+func (s *Server) pageRows(ctx context.Context, key string, offset, limit int, read func(ctx context.Context, offset, limit int) (int64, []rsredis.Ranked, error)) (topPage, error) {
+	load := func(ctx context.Context, offset, limit int) (topPage, error) {
+		start := time.Now()
+		total, rows, err := read(ctx, offset, limit)
+		if err != nil {
+			return topPage{}, fmt.Errorf("api: %w", err)
+		}
+		return topPage{total: total, rows: entries(rows), readAt: start}, nil
+	}
+	if offset+limit <= MaxLimit {
+		top, ok, err := s.boardC.get(ctx, key, s.timeout, func(ctx context.Context) (topPage, error) { return load(ctx, 0, MaxLimit) })
+		if ok {
+			if err != nil {
+				return topPage{}, err
+			}
+			// The cached rows are shared: a sub-slice, never written.
+			return topPage{total: top.total, rows: top.rows[min(offset, len(top.rows)):min(offset+limit, len(top.rows))], readAt: top.readAt}, nil
+		}
+	}
+	return load(ctx, offset, limit)
+}
+
+// stepsRows is pageRows of a day's steps board.
+func (s *Server) stepsRows(ctx context.Context, day board.Day, region string, offset, limit int) (topPage, error) {
+	return s.pageRows(ctx, "steps\x00"+day.String()+"\x00"+region, offset, limit, func(ctx context.Context, offset, limit int) (int64, []rsredis.Ranked, error) {
+		return s.store.StepsPage(ctx, day, region, offset, limit)
+	})
 }
 
 func (s *Server) scoreMember(ctx context.Context, r *http.Request) (any, error) {

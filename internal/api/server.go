@@ -32,7 +32,9 @@ type Server struct {
 	ready   func() error // besides Redis, for /readyz (WithReady)
 	log     *slog.Logger
 	mux     *http.ServeMux
-	hot     *hotCache
+	hot     *ttlCache[hotRead]
+	boardC  *ttlCache[topPage] // the hot boards' Top-100s
+	good    *lastGood          // the last good answers, for a Redis outage
 	timeout time.Duration
 	errLog  obs.LogLimiter
 	boards  map[string]*board.Board // WithBoards
@@ -53,6 +55,15 @@ func WithRedisTimeout(d time.Duration) Option {
 	}
 }
 
+// WithBoardCacheTTL sets how long the Top-100 of a hot board (one read more than HotBoardReads
+// times within the TTL) is served from memory, overriding the default of DefaultBoardCacheTTL
+// (500 ms): a burst of page views of a board costs one Redis read per TTL, and its pages within
+// the Top-100 show changes at most a TTL late. 0 turns the cache off (every page reads Redis).
+// A member's own rank always reads Redis.
+func WithBoardCacheTTL(ttl time.Duration) Option {
+	return func(s *Server) { s.boardC.ttl = max(ttl, 0) }
+}
+
 // WithReady makes /readyz also require ready to return nil, besides Redis answering: e.g. the
 // processors' supervisor of a process that serves the API beside them (rankstream dev).
 func WithReady(ready func() error) Option {
@@ -61,8 +72,10 @@ func WithReady(ready func() error) Option {
 
 // New returns a server reading from store.
 func New(store *rsredis.Reader, log *slog.Logger, opts ...Option) *Server {
-	s := &Server{store: store, log: log, hot: &hotCache{ttl: DefaultHotCacheTTL}, timeout: DefaultRedisTimeout,
-		boards: map[string]*board.Board{}}
+	s := &Server{store: store, log: log, timeout: DefaultRedisTimeout, boards: map[string]*board.Board{},
+		hot:    newTTLCache[hotRead]("hot", DefaultHotCacheTTL, 0),
+		boardC: newTTLCache[topPage]("boards", DefaultBoardCacheTTL, HotBoardReads),
+		good:   newLastGood(lastGoodAnswers)}
 	for _, o := range opts {
 		o(s)
 	}
@@ -72,7 +85,10 @@ func New(store *rsredis.Reader, log *slog.Logger, opts ...Option) *Server {
 				return err
 			}
 		}
-		return store.Ping(ctx)
+		if err := store.Ping(ctx); err != nil {
+			return fmt.Errorf("redis down (reads answer from their last good copy, marked stale): %w", err)
+		}
+		return nil
 	})
 	s.route("GET /v1/boards/steps", s.stepsBoard)
 	s.route("GET /v1/boards/steps/members/{member}", s.stepsMember)
@@ -96,16 +112,39 @@ func badRequest(msg string) error { return &apiError{http.StatusBadRequest, msg}
 
 // route wraps a handler that returns a value or an error with a deadline for its Redis
 // calls, JSON encoding, metrics and logs. Errors that are not an *apiError are Redis failures:
-// 503 with Retry-After and a short reason, logged at most once a second.
+// the last good answer of the same request URI, marked stale, if the server holds one (a
+// successful answer is kept as such), else 503 with Retry-After and a short reason, logged at
+// most once a second.
 func (s *Server) route(pattern string, h func(context.Context, *http.Request) (any, error)) {
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
 		v, err := h(ctx, r)
 		cancel()
+		uri := r.RequestURI
+		if uri == "" { // a request built in the process, not read from a client
+			uri = r.URL.RequestURI()
+		}
+		var ae *apiError
+		if err != nil && !errors.As(err, &ae) && r.Context().Err() == nil {
+			if old, ok := s.good.get(uri, time.Now()); ok {
+				s.errLog.Log(r.Context(), s.log, slog.LevelWarn, "query: redis read failed; answering the last good copy", "path", r.URL.Path, "err", err)
+				v, err = old, nil
+				obs.QueryCache.WithLabelValues("last-good", "hit").Inc()
+			} else {
+				obs.QueryCache.WithLabelValues("last-good", "miss").Inc()
+			}
+		} else if a, ok := v.(answer); ok && err == nil {
+			at := a.dataAt()
+			if at.IsZero() {
+				at = start
+			}
+			s.good.put(uri, a, at)
+		}
 		code := http.StatusOK
-		if err != nil {
-			var ae *apiError
+		if a, ok := v.(jsonAppender); ok && err == nil {
+			writeJSON(w, code, a)
+		} else if err != nil {
 			if !errors.As(err, &ae) {
 				ae = s.unavailable(r, err)
 			}
@@ -113,9 +152,10 @@ func (s *Server) route(pattern string, h func(context.Context, *http.Request) (a
 			if code == http.StatusServiceUnavailable {
 				w.Header().Set("Retry-After", "1")
 			}
-			v = map[string]string{"error": cut(ae.msg, maxReason)}
+			obs.WriteJSON(w, code, map[string]string{"error": cut(ae.msg, maxReason)})
+		} else {
+			obs.WriteJSON(w, code, v)
 		}
-		obs.WriteJSON(w, code, v)
 		obs.ObserveHTTP(pattern, strconv.Itoa(code), time.Since(start))
 	})
 }

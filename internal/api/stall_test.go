@@ -32,9 +32,10 @@ const stallSlack = time.Second
 // connections and answers nothing) under the query API with every default (the client of
 // rsredis.OpenReader, DefaultRedisTimeout, the binary's server limits). Before the fix a
 // board read answered after 35 s, a member read never, and 60 concurrent reads piled up.
-// Now: waves of 60 concurrent requests across the endpoints each answer 503 with a reason
-// within their deadline (plus slack), /readyz says not ready within its timeout, nothing
-// piles up from wave to wave; and after SIGCONT the answers are fresh within a second.
+// Now: waves of 60 concurrent requests across the endpoints each answer within their deadline
+// (plus slack): the reads seen before the stop with their last good copy marked stale, one
+// never seen with 503 and a reason, /readyz not ready; nothing piles up from wave to wave; and
+// after SIGCONT the answers are fresh within a second.
 func TestRedisStoppedWithSIGSTOP(t *testing.T) {
 	rs := testenv.StartRedisServer(t)
 	ctx := context.Background()
@@ -52,6 +53,7 @@ func TestRedisStoppedWithSIGSTOP(t *testing.T) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 100}, Timeout: time.Minute}
 	t.Cleanup(client.CloseIdleConnections)
 	paths := []string{"/v1/boards/steps?day=20261130&limit=5", "/v1/boards/steps/members/m010?day=20261130&neighbors=2", "/v1/hot/search?k=3"}
+	unseen := "/v1/boards/steps/members/m011?day=20261130&neighbors=2"
 	for _, p := range append(paths, "/readyz") {
 		if code, _, _ := fetch(client, srv.URL+p); code != 200 {
 			t.Fatalf("GET %s = %d before the stop", p, code)
@@ -72,16 +74,19 @@ func TestRedisStoppedWithSIGSTOP(t *testing.T) {
 		var mu sync.Mutex
 		slowest := map[string]time.Duration{}
 		for i := range 60 {
-			path, deadline, reason := "/readyz", obs.ReadyTimeout, `"status":"not ready"`
-			if i%4 < 3 {
-				path, deadline, reason = paths[i%4], api.DefaultRedisTimeout, "redis did not answer within 500ms"
+			path, deadline, want, reason := "/readyz", obs.ReadyTimeout, http.StatusServiceUnavailable, `"status":"not ready"`
+			switch {
+			case i%5 < 3:
+				path, deadline, want, reason = paths[i%5], api.DefaultRedisTimeout, http.StatusOK, `"stale":true,"stale_age_ms":`
+			case i%5 == 3: // never answered before: no last good copy
+				path, deadline, reason = unseen, api.DefaultRedisTimeout, "redis did not answer within 500ms"
 			}
 			wg.Go(func() {
 				code, body, took := fetch(client, srv.URL+path)
 				mu.Lock()
 				slowest[path] = max(slowest[path], took)
 				mu.Unlock()
-				if code != http.StatusServiceUnavailable || took > deadline+stallSlack || len(body) > maxErrorBody || !strings.Contains(string(body), reason) {
+				if code != want || took > deadline+stallSlack || (code != 200 && len(body) > maxErrorBody) || !strings.Contains(string(body), reason) {
 					t.Errorf("wave %d: GET %s = %d after %s (deadline %s): %.200s", wave, path, code, took, deadline, body)
 				}
 			})
@@ -160,9 +165,13 @@ func TestRedisStoppedWithSIGSTOP(t *testing.T) {
 
 	// A Redis that is gone (connections refused) is answered the same way.
 	rs.Kill()
-	for _, p := range paths[:2] { // (hot search may still answer from its cache)
+	for _, p := range append(paths[:2], unseen) { // (hot search may still answer from its cache)
 		code, body, took := fetch(client, srv.URL+p)
-		if code != http.StatusServiceUnavailable || took > api.DefaultRedisTimeout+stallSlack || !strings.Contains(string(body), "retry") {
+		want, reason := http.StatusOK, `"stale":true`
+		if p == unseen {
+			want, reason = http.StatusServiceUnavailable, "retry"
+		}
+		if code != want || took > api.DefaultRedisTimeout+stallSlack || !strings.Contains(string(body), reason) {
 			t.Errorf("GET %s with Redis gone = %d after %s: %.200s", p, code, took, body)
 		}
 	}

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -27,6 +26,7 @@ type Page struct {
 	Total  int64   `json:"total"`
 	Offset int     `json:"offset"`
 	Items  []Entry `json:"items"`
+	staleness
 }
 
 // Standing is a member's place on a board with its neighbours.
@@ -38,6 +38,7 @@ type Standing struct {
 	Above  []Entry `json:"above"`
 	Below  []Entry `json:"below"`
 	Total  int64   `json:"total"`
+	staleness
 }
 
 // stepsBoard answers GET /v1/boards/steps: with period or scope, as the generic endpoint does.
@@ -49,11 +50,12 @@ func (s *Server) stepsBoard(ctx context.Context, r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	total, rows, err := s.store.StepsPage(ctx, q.Day, q.Region, q.Offset, q.Limit)
+	top, err := s.stepsRows(ctx, q.Day, q.Region, q.Offset, q.Limit)
 	if err != nil {
-		return nil, fmt.Errorf("api: %w", err)
+		return nil, err
 	}
-	return Page{Board: "steps", Day: q.Day.String(), Region: q.Region, Total: total, Offset: q.Offset, Items: entries(rows)}, nil
+	return Page{Board: "steps", Day: q.Day.String(), Region: q.Region, Total: top.total, Offset: q.Offset, Items: top.rows,
+		staleness: staleness{readAt: top.readAt}}, nil
 }
 
 // stepsMember answers GET /v1/boards/steps/members/{member}: with period or scope, as the

@@ -39,6 +39,8 @@ type DevConfig struct {
 	RedisAddr    string // "" runs miniredis
 	HTTPAddr     string // query API, write gateway, metrics, health
 	RedisTimeout time.Duration
+	// BoardCacheTTL: see api.WithBoardCacheTTL (0: off).
+	BoardCacheTTL time.Duration
 	// APIKey is the key the gateway's routes accept; "" makes a random one, printed at start.
 	APIKey    string
 	Demo      bool    // generate demo traffic
@@ -139,7 +141,7 @@ func Dev(ctx context.Context, cfg DevConfig, stdout io.Writer, log *slog.Logger)
 	g.Go(func() error {
 		// The query API answers every path but the gateway's routes.
 		mux := http.NewServeMux()
-		mux.Handle("/", api.New(rsredis.NewReader(qdb), log, api.WithRedisTimeout(cfg.RedisTimeout), api.WithReady(sup.Ready),
+		mux.Handle("/", api.New(rsredis.NewReader(qdb), log, api.WithRedisTimeout(cfg.RedisTimeout), api.WithBoardCacheTTL(cfg.BoardCacheTTL), api.WithReady(sup.Ready),
 			api.WithBoards(p.Scores.Boards)))
 		gw.Register(mux)
 		web.Register(mux, web.Config{Boards: p.Scores.Boards, Scopes: loadgen.DefaultRegions, Log: log})

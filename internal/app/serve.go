@@ -15,10 +15,11 @@ import (
 
 // ServeConfig is what `rankstream serve` runs: the query API, answering from Redis only.
 type ServeConfig struct {
-	RedisAddr    string
-	HTTPAddr     string
-	HotCacheTTL  time.Duration // see api.WithHotCacheTTL
-	RedisTimeout time.Duration // see api.WithRedisTimeout
+	RedisAddr     string
+	HTTPAddr      string
+	HotCacheTTL   time.Duration // see api.WithHotCacheTTL
+	BoardCacheTTL time.Duration // see api.WithBoardCacheTTL
+	RedisTimeout  time.Duration // see api.WithRedisTimeout
 	// Boards are the declared boards (--boards FILE) the generic endpoints answer for, besides
 	// the daily steps board.
 	Boards []*board.Board
@@ -36,7 +37,7 @@ func Serve(ctx context.Context, cfg ServeConfig, log *slog.Logger) error {
 	defer rdb.Close()
 	CheckRedis(ctx, rdb, cfg.RedisAddr, log)
 	log.Info("serving", "http", cfg.HTTPAddr, "redis", cfg.RedisAddr, "redis_timeout", cfg.RedisTimeout)
-	qapi := api.New(rsredis.NewReader(rdb), log, api.WithHotCacheTTL(cfg.HotCacheTTL), api.WithRedisTimeout(cfg.RedisTimeout),
+	qapi := api.New(rsredis.NewReader(rdb), log, api.WithHotCacheTTL(cfg.HotCacheTTL), api.WithBoardCacheTTL(cfg.BoardCacheTTL), api.WithRedisTimeout(cfg.RedisTimeout),
 		api.WithBoards(cfg.Boards))
 	pages := web.Config{Boards: cfg.Boards, Log: log}
 	if cfg.History != nil {

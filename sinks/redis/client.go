@@ -22,6 +22,7 @@ const WriterTimeout = 5 * time.Second
 type bounds struct {
 	io      time.Duration // one network read or write, and one wait for a pooled connection
 	retries int           // go-redis retries of a failed command (on a fresh connection)
+	dials   int           // attempts to dial a connection (0: go-redis's default, 5, 100 ms apart)
 }
 
 // apply sets the bounds on a client's options, leaving what a redis:// URL set explicitly.
@@ -29,8 +30,11 @@ type bounds struct {
 // writes (without it, only ReadTimeout/WriteTimeout count); the wait for a pooled connection
 // ends at the context's deadline or PoolTimeout, whichever comes first. retries is nil for a
 // cluster client, which retries through its redirects and keeps its nodes' retries off.
-func (b bounds) apply(ctxTimeout *bool, read, write, pool *time.Duration, retries *int) {
+func (b bounds) apply(ctxTimeout *bool, read, write, pool *time.Duration, retries, dials *int) {
 	*ctxTimeout = true
+	if *dials == 0 {
+		*dials = b.dials
+	}
 	for _, d := range []*time.Duration{read, write, pool} {
 		if *d == 0 {
 			*d = b.io
@@ -56,12 +60,14 @@ func Open(addr string) (goredis.UniversalClient, error) {
 // bounds each network read, write and wait for a pooled connection by timeout too, so a Redis
 // that stops answering costs a request at most its deadline and waiters cannot pile up in the
 // pool (go-redis's default size, 10 connections per CPU). A failed command is retried once (a
-// connection closed under it) within the same deadline.
+// connection closed under it) within the same deadline. A connection is dialed once, not five
+// times 100 ms apart (go-redis's default): a Redis that refuses connections (stopped) fails a
+// read within milliseconds, so the query API answers its last good copy at once.
 func OpenReader(addr string, timeout time.Duration) (goredis.UniversalClient, error) {
 	if timeout <= 0 {
 		return nil, fmt.Errorf("redis: read timeout %s: must be positive", timeout)
 	}
-	return open(addr, bounds{io: timeout, retries: 1}, "reader")
+	return open(addr, bounds{io: timeout, retries: 1, dials: 1}, "reader")
 }
 
 // open returns a client of addr with the bounds b whose calls are observed as client's
@@ -74,15 +80,15 @@ func open(addr string, b bounds, client string) (goredis.UniversalClient, error)
 		if err != nil {
 			return nil, fmt.Errorf("redis: parse %q: %w", addr, err)
 		}
-		b.apply(&opt.ContextTimeoutEnabled, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolTimeout, &opt.MaxRetries)
+		b.apply(&opt.ContextTimeoutEnabled, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolTimeout, &opt.MaxRetries, &opt.DialerRetries)
 		rdb = goredis.NewClient(opt)
 	case strings.Contains(addr, ","):
 		opt := &goredis.ClusterOptions{Addrs: strings.Split(addr, ",")}
-		b.apply(&opt.ContextTimeoutEnabled, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolTimeout, nil)
+		b.apply(&opt.ContextTimeoutEnabled, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolTimeout, nil, &opt.DialerRetries)
 		rdb = goredis.NewClusterClient(opt)
 	default:
 		opt := &goredis.Options{Addr: addr}
-		b.apply(&opt.ContextTimeoutEnabled, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolTimeout, &opt.MaxRetries)
+		b.apply(&opt.ContextTimeoutEnabled, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolTimeout, &opt.MaxRetries, &opt.DialerRetries)
 		rdb = goredis.NewClient(opt)
 	}
 	rdb.AddHook(callMetrics{client: client})

@@ -1,0 +1,265 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// The board responses are written by hand-written appenders instead of encoding/json: the
+// reflection and time.Time's MarshalJSON (which re-compacts its own output) were most of a
+// board read's CPU. The output is byte for byte what json.NewEncoder(w).Encode(v) writes for
+// the same value (HTML-escaped strings, RFC 3339 times with trimmed fractions, a trailing
+// newline), which TestFastJSONMatchesEncodingJSON checks on random values. Field order is the
+// structs' declaration order (see their json tags).
+
+// jsonAppender is a response that writes its own JSON.
+type jsonAppender interface {
+	appendJSON(b []byte) []byte
+}
+
+// bufPool holds response buffers; a buffer that grew beyond maxPooledBuf is left to the GC.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+const maxPooledBuf = 64 << 10
+
+// writeJSON writes v with the status code and the headers of obs.WriteJSON.
+func writeJSON(w http.ResponseWriter, code int, v jsonAppender) {
+	bp := bufPool.Get().(*[]byte)
+	b := append(v.appendJSON((*bp)[:0]), '\n')
+	h := w.Header()
+	h["Content-Type"] = []string{"application/json"}
+	h["Cache-Control"] = []string{"no-store"}
+	h["Content-Length"] = []string{strconv.Itoa(len(b))}
+	w.WriteHeader(code)
+	_, _ = w.Write(b)
+	if cap(b) <= maxPooledBuf {
+		*bp = b[:0]
+		bufPool.Put(bp)
+	}
+}
+
+func (e *Entry) appendJSON(b []byte) []byte {
+	b = append(b, `{"rank":`...)
+	b = strconv.AppendInt(b, e.Rank, 10)
+	b = append(b, `,"member":`...)
+	b = appendString(b, e.Member)
+	b = append(b, `,"score":`...)
+	b = strconv.AppendInt(b, e.Score, 10)
+	b = append(b, `,"reached_at":`...)
+	b = appendTime(b, e.ReachedAt)
+	return append(b, '}')
+}
+
+func appendEntries(b []byte, es []Entry) []byte {
+	if es == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i := range es {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = es[i].appendJSON(b)
+	}
+	return append(b, ']')
+}
+
+func (p Page) appendJSON(b []byte) []byte {
+	b = append(b, `{"board":`...)
+	b = appendString(b, p.Board)
+	b = append(b, `,"day":`...)
+	b = appendString(b, p.Day)
+	if p.Region != "" {
+		b = append(b, `,"region":`...)
+		b = appendString(b, p.Region)
+	}
+	b = append(b, `,"total":`...)
+	b = strconv.AppendInt(b, p.Total, 10)
+	b = append(b, `,"offset":`...)
+	b = strconv.AppendInt(b, int64(p.Offset), 10)
+	b = append(b, `,"items":`...)
+	b = appendEntries(b, p.Items)
+	return append(p.staleness.appendJSON(b), '}')
+}
+
+func (s Standing) appendJSON(b []byte) []byte {
+	b = append(b, `{"board":`...)
+	b = appendString(b, s.Board)
+	b = append(b, `,"day":`...)
+	b = appendString(b, s.Day)
+	if s.Region != "" {
+		b = append(b, `,"region":`...)
+		b = appendString(b, s.Region)
+	}
+	b = append(b, `,"member":`...)
+	b = s.Member.appendJSON(b)
+	b = append(b, `,"above":`...)
+	b = appendEntries(b, s.Above)
+	b = append(b, `,"below":`...)
+	b = appendEntries(b, s.Below)
+	b = append(b, `,"total":`...)
+	b = strconv.AppendInt(b, s.Total, 10)
+	return append(s.staleness.appendJSON(b), '}')
+}
+
+// appendHead writes the fields board, period, scope and period_end of the generic responses.
+func appendHead(b []byte, board, period, scope string, end *time.Time) []byte {
+	b = append(b, `{"board":`...)
+	b = appendString(b, board)
+	b = append(b, `,"period":`...)
+	b = appendString(b, period)
+	b = append(b, `,"scope":`...)
+	b = appendString(b, scope)
+	b = append(b, `,"period_end":`...)
+	if end == nil {
+		return append(b, "null"...)
+	}
+	return appendTime(b, *end)
+}
+
+func (p BoardPage) appendJSON(b []byte) []byte {
+	b = appendHead(b, p.Board, p.Period, p.Scope, p.PeriodEnd)
+	b = append(b, `,"total":`...)
+	b = strconv.AppendInt(b, p.Total, 10)
+	b = append(b, `,"offset":`...)
+	b = strconv.AppendInt(b, int64(p.Offset), 10)
+	b = append(b, `,"items":`...)
+	b = appendEntries(b, p.Items)
+	return append(p.staleness.appendJSON(b), '}')
+}
+
+func (s BoardStanding) appendJSON(b []byte) []byte {
+	b = appendHead(b, s.Board, s.Period, s.Scope, s.PeriodEnd)
+	b = append(b, `,"member":`...)
+	b = s.Member.appendJSON(b)
+	b = append(b, `,"above":`...)
+	b = appendEntries(b, s.Above)
+	b = append(b, `,"below":`...)
+	b = appendEntries(b, s.Below)
+	b = append(b, `,"total":`...)
+	b = strconv.AppendInt(b, s.Total, 10)
+	return append(s.staleness.appendJSON(b), '}')
+}
+
+// appendJSON writes the fields stale and stale_age_ms, both only on a stale answer (without
+// the object's braces: the last fields of the object it is in).
+func (s staleness) appendJSON(b []byte) []byte {
+	if s.Stale {
+		b = append(b, `,"stale":true`...)
+	}
+	if s.StaleAgeMs != nil {
+		b = append(b, `,"stale_age_ms":`...)
+		b = strconv.AppendInt(b, *s.StaleAgeMs, 10)
+	}
+	return b
+}
+
+// appendTime writes t as time.Time's MarshalJSON does: RFC 3339 with the fraction's trailing
+// zeros trimmed. The years it refuses (outside [0, 9999]) are beyond any reach time a board
+// holds before the year 10000.
+func appendTime(b []byte, t time.Time) []byte {
+	if t.Location() != time.UTC || t.Nanosecond()%int(time.Millisecond) != 0 || t.Year() > 9999 || t.Year() < 0 {
+		b = append(b, '"')
+		b = t.AppendFormat(b, time.RFC3339Nano)
+		return append(b, '"')
+	}
+	// The board times: UTC, whole milliseconds (a third of a top-100 answer's encoding went
+	// to the general formatter).
+	year, month, day := t.Date()
+	hour, minute, sec := t.Clock()
+	b = append(b, '"')
+	b = appendDigits(b, year, 4)
+	b = append(b, '-')
+	b = appendDigits(b, int(month), 2)
+	b = append(b, '-')
+	b = appendDigits(b, day, 2)
+	b = append(b, 'T')
+	b = appendDigits(b, hour, 2)
+	b = append(b, ':')
+	b = appendDigits(b, minute, 2)
+	b = append(b, ':')
+	b = appendDigits(b, sec, 2)
+	if ms := t.Nanosecond() / int(time.Millisecond); ms != 0 {
+		b = append(b, '.')
+		switch { // trailing zeros trimmed, as RFC3339Nano does
+		case ms%100 == 0:
+			b = appendDigits(b, ms/100, 1)
+		case ms%10 == 0:
+			b = appendDigits(b, ms/10, 2)
+		default:
+			b = appendDigits(b, ms, 3)
+		}
+	}
+	return append(b, 'Z', '"')
+}
+
+// appendDigits writes v (>= 0) in exactly n decimal digits, zero-padded.
+func appendDigits(b []byte, v, n int) []byte {
+	for i := n - 1; i >= 0; i-- {
+		p := 1
+		for range i {
+			p *= 10
+		}
+		b = append(b, byte('0'+v/p%10))
+	}
+	return b
+}
+
+// appendString writes s as a JSON string exactly as encoding/json does with HTML escaping on
+// (its default, and json.Encoder's): <, > and & as \u003c..., control characters escaped,
+// invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped.
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

@@ -1,0 +1,436 @@
+package servee2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/internal/testenv"
+	rsredis "github.com/rankstream/rankstream/sinks/redis"
+	"github.com/rankstream/rankstream/topics"
+)
+
+// Sizes and durations of the read benchmarks (a few seconds per measurement).
+const (
+	members     = 1_000_000
+	workers     = 32 // closed-loop clients, through serve and to Redis alike
+	closedFor   = 2 * time.Second
+	openFor     = 2 * time.Second
+	fixedRate   = 5000 // issue 11's rate, req/s
+	benchPrefix = "rsbench"
+)
+
+// read is one kind of board read: its HTTP path through serve (member: a member to rank,
+// random per request) and the same Redis commands sent directly through sinks/redis.Reader,
+// in-process (the floor: what any client of Redis pays, without HTTP).
+type read struct {
+	name      string
+	cacheable bool // a page within the Top-100: served from the hot-boards cache
+	path      func(member string) string
+	raw       func(ctx context.Context, r *rsredis.Reader, member string) error
+}
+
+// boardReads are the four reads of a board: top-20, top-100, the page at offset 1000, and a
+// member's rank with 5 neighbours.
+func boardReads(page func(offset, limit int) string, raw func(ctx context.Context, r *rsredis.Reader, offset, limit int) error,
+	rank func(member string) string, rawRank func(ctx context.Context, r *rsredis.Reader, member string) error) []read {
+	pageRead := func(name string, offset, limit int) read {
+		return read{name: name, cacheable: offset+limit <= 100, path: func(string) string { return page(offset, limit) },
+			raw: func(ctx context.Context, r *rsredis.Reader, _ string) error { return raw(ctx, r, offset, limit) }}
+	}
+	return []read{
+		pageRead("top20", 0, 20),
+		pageRead("top100", 0, 100),
+		pageRead("offset1000", 1000, 20),
+		{name: "rank5", path: rank, raw: rawRank},
+	}
+}
+
+// memberID is the id of the i-th member of the benchmark boards.
+func memberID(i int) string { return fmt.Sprintf("m%07d", i) }
+
+func randomMember() string { return memberID(rand.IntN(members)) }
+
+// fixture is the boards in Redis and a `rankstream serve` on them.
+type fixture struct {
+	base string // http://host:port
+	// baseNoCache is a second serve with the hot-boards cache off (--board-cache-ttl 0): the
+	// read path's own cost on the reads the cache would otherwise answer.
+	baseNoCache string
+	reader      *rsredis.Reader
+	day         board.Day
+	refs        map[string]rsredis.BoardRef // score boards by name
+}
+
+// setup builds a 1M-member steps board of today, 1M-member score boards of one and of 16
+// shards (period total), and a hot-search snapshot of 100 items, in a Redis database of the
+// benchmark's own, then starts `rankstream serve` with its defaults on it.
+func setup(b *testing.B) *fixture {
+	b.Helper()
+	addr, db := testenv.RedisAddr(b)
+	rdb := goredis.NewClient(&goredis.Options{Addr: addr, DB: db})
+	b.Cleanup(func() {
+		// UNLINK frees the boards in the background: a FLUSHDB of 3M members outlasts
+		// testenv's cleanup deadline on a loaded machine. (Cleanups run last first.)
+		keys, err := rdb.Keys(context.Background(), "*").Result()
+		if err == nil && len(keys) > 0 {
+			err = rdb.Unlink(context.Background(), keys...).Err()
+		}
+		if err != nil {
+			b.Errorf("unlink the boards: %v", err)
+		}
+		_ = rdb.Close()
+	})
+	ctx := context.Background()
+	f := &fixture{day: board.DayOf(time.Now(), time.UTC), refs: map[string]rsredis.BoardRef{}}
+	start := time.Now()
+	fillSteps(b, rdb, f.day)
+	for _, shards := range []int{1, 16} {
+		name := fmt.Sprintf("%s%d", benchPrefix, shards)
+		ref := rsredis.BoardRef{Board: name, Period: board.PeriodTotal, PeriodID: "total", Shards: shards}
+		fillScores(b, rdb, ref)
+		f.refs[name] = ref
+	}
+	snap := topics.TopKSnapshot{Stream: topics.SearchStream, WindowStart: time.Now().Add(-time.Hour).Truncate(time.Second),
+		WindowEnd: time.Now().Truncate(time.Second), GeneratedAt: time.Now(), Version: time.Now().UnixMilli()}
+	for i := range 100 {
+		snap.Items = append(snap.Items, topics.TopKItem{Item: fmt.Sprintf("term %d", i), Count: uint64(100_000 - i)})
+	}
+	if _, err := rsredis.NewHotWriter(rdb).Write(ctx, snap); err != nil {
+		b.Fatalf("hot snapshot: %v", err)
+	}
+	b.Logf("fixture: 3 boards of %d members and a snapshot in %s", members, time.Since(start).Round(time.Second))
+
+	file := filepath.Join(b.TempDir(), "boards.yaml")
+	yaml := "boards:\n"
+	for name, ref := range f.refs {
+		yaml += fmt.Sprintf("  - name: %s\n    periods: [total]\n    tz: UTC\n    retention: 1d\n    shards: %d\n", name, ref.Shards)
+	}
+	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	redisURL := fmt.Sprintf("redis://%s/%d", addr, db)
+	httpAddr := testenv.FreeAddr(b)
+	testenv.StartProcess(b, "serve", testenv.Rankstream(b), "serve", "--redis", redisURL, "--http", httpAddr,
+		"--log-level", "warn", "--boards", file)
+	noCacheAddr := testenv.FreeAddr(b)
+	testenv.StartProcess(b, "serve-nocache", testenv.Rankstream(b), "serve", "--redis", redisURL, "--http", noCacheAddr,
+		"--log-level", "warn", "--boards", file, "--board-cache-ttl", "0")
+	f.base, f.baseNoCache = "http://"+httpAddr, "http://"+noCacheAddr
+	for _, base := range []string{f.base, f.baseNoCache} {
+		testenv.WaitFor(b, 30*time.Second, "serve ready", func() bool {
+			resp, err := http.Get(base + "/readyz")
+			if err != nil {
+				return false
+			}
+			resp.Body.Close()
+			return resp.StatusCode == http.StatusOK
+		})
+	}
+	qdb, err := rsredis.OpenReader(redisURL, time.Second)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = qdb.Close() })
+	f.reader = rsredis.NewReader(qdb)
+	return f
+}
+
+// fillSteps writes the steps board of day as the steps writer would (its keys and composite
+// scores; ZADD of 10k members per command, which is far faster than the writer's per-user
+// script and gives the same board): member i has a random count and reach time in the day.
+func fillSteps(b *testing.B, rdb goredis.UniversalClient, day board.Day) {
+	c := board.DayComposite(day)
+	first := day.FirstInstant().UnixMilli()
+	rng := rand.New(rand.NewPCG(1, 2))
+	key := rsredis.StepsGlobalBoard(day)
+	zs := make([]goredis.Z, 0, 10_000)
+	for i := range members {
+		v, err := c.Encode(rng.Int64N(50_000), first+rng.Int64N(86_400_000))
+		if err != nil {
+			b.Fatal(err)
+		}
+		zs = append(zs, goredis.Z{Score: v, Member: memberID(i)})
+		if len(zs) == cap(zs) || i == members-1 {
+			if err := rdb.ZAdd(context.Background(), key, zs...).Err(); err != nil {
+				b.Fatalf("steps board: %v", err)
+			}
+			zs = zs[:0]
+		}
+	}
+}
+
+// fillScores writes a score board as the board writer would (sinks/redis.EncodeEntry into each
+// shard's sorted set, the entry's prefix into its hash; 10k members per command per shard, far
+// faster than the writer's per-entry script, with the same keys and values).
+func fillScores(b *testing.B, rdb goredis.UniversalClient, ref rsredis.BoardRef) {
+	rng := rand.New(rand.NewPCG(3, uint64(ref.Shards)))
+	zs := make([][]goredis.Z, ref.Shards)
+	hs := make([][]any, ref.Shards)
+	flush := func(shard int) {
+		pipe := rdb.Pipeline()
+		pipe.ZAdd(context.Background(), rsredis.ScoreBoardKey(ref, shard), zs[shard]...)
+		pipe.HSet(context.Background(), rsredis.ScoreBoardMembersKey(ref, shard), hs[shard]...)
+		if _, err := pipe.Exec(context.Background()); err != nil {
+			b.Fatalf("score board %s: %v", ref.Board, err)
+		}
+		zs[shard], hs[shard] = zs[shard][:0], hs[shard][:0]
+	}
+	for i := range members {
+		m := memberID(i)
+		e, err := rsredis.EncodeEntry(m, rng.Int64N(1_000_000), 1_700_000_000_000+rng.Int64N(1e10))
+		if err != nil {
+			b.Fatal(err)
+		}
+		shard := rsredis.ShardOf(m, ref.Shards)
+		zs[shard] = append(zs[shard], goredis.Z{Member: e})
+		hs[shard] = append(hs[shard], m, e[:len(e)-len(m)])
+		if len(zs[shard]) == 10_000 {
+			flush(shard)
+		}
+	}
+	for shard := range ref.Shards {
+		if len(zs[shard]) > 0 {
+			flush(shard)
+		}
+	}
+}
+
+// reads lists every read of the benchmark by board.
+func (f *fixture) reads() map[string][]read {
+	day := f.day.String()
+	out := map[string][]read{
+		"steps": boardReads(
+			func(offset, limit int) string {
+				return fmt.Sprintf("/v1/boards/steps?day=%s&offset=%d&limit=%d", day, offset, limit)
+			},
+			func(ctx context.Context, r *rsredis.Reader, offset, limit int) error {
+				_, _, err := r.StepsPage(ctx, f.day, "", offset, limit)
+				return err
+			},
+			func(m string) string { return fmt.Sprintf("/v1/boards/steps/members/%s?day=%s&neighbors=5", m, day) },
+			func(ctx context.Context, r *rsredis.Reader, m string) error {
+				_, _, err := r.StepsStanding(ctx, f.day, "", m, 5)
+				return err
+			}),
+	}
+	for name, ref := range f.refs {
+		out[name] = boardReads(
+			func(offset, limit int) string {
+				return fmt.Sprintf("/v1/boards/%s?period=total&offset=%d&limit=%d", name, offset, limit)
+			},
+			func(ctx context.Context, r *rsredis.Reader, offset, limit int) error {
+				_, _, err := r.BoardPage(ctx, ref, offset, limit)
+				return err
+			},
+			func(m string) string {
+				return fmt.Sprintf("/v1/boards/%s/members/%s?period=total&neighbors=5", name, m)
+			},
+			func(ctx context.Context, r *rsredis.Reader, m string) error {
+				_, _, err := r.BoardStanding(ctx, ref, m, 5)
+				return err
+			})
+	}
+	out["hot"] = []read{{name: "search",
+		path: func(string) string { return "/v1/hot/search?k=10" },
+		raw: func(ctx context.Context, r *rsredis.Reader, _ string) error {
+			_, err := r.HotSnapshot(ctx, topics.SearchStream)
+			return err
+		}}}
+	return out
+}
+
+// httpClient keeps a connection per worker alive.
+var httpClient = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1024, MaxConnsPerHost: 0}}
+
+// get reads one answer of the serve at base and fails on anything but a fresh 200.
+func get(base, path string) error {
+	resp, err := httpClient.Get(base + path)
+	if err != nil {
+		return err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", path, resp.Status)
+	}
+	if err == nil && isStale(body) {
+		return fmt.Errorf("GET %s: a stale answer", path)
+	}
+	return err
+}
+
+// isStale tells whether an answer of serve is the last good copy instead of a fresh one (Redis
+// did not answer within the deadline).
+func isStale(body []byte) bool { return strings.Contains(string(body), `"stale":true`) }
+
+// closedLoop runs workers calls of do back to back for d and returns the calls per second
+// that succeeded and the fraction that failed (an error, a status other than 200, or a stale
+// answer).
+func closedLoop(d time.Duration, do func() error) (rate, failed float64) {
+	var ok, bad atomic.Int64
+	stop := time.Now().Add(d)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for time.Now().Before(stop) {
+				if do() != nil {
+					bad.Add(1)
+				} else {
+					ok.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return float64(ok.Load()) / time.Since(start).Seconds(), float64(bad.Load()) / float64(max(1, ok.Load()+bad.Load()))
+}
+
+// openServe sends rate requests per second to serve for d with vegeta's attacker (open model:
+// a request is sent on schedule whatever the earlier ones do) and returns its metrics.
+func openServe(base string, rd read, rate float64, d time.Duration) *vegeta.Metrics {
+	targeter := func(t *vegeta.Target) error {
+		t.Method, t.URL = http.MethodGet, base+rd.path(randomMember())
+		return nil
+	}
+	atk := vegeta.NewAttacker(vegeta.Workers(workers), vegeta.KeepAlive(true), vegeta.Timeout(10*time.Second))
+	var m vegeta.Metrics
+	for res := range atk.Attack(targeter, vegeta.ConstantPacer{Freq: int(rate), Per: time.Second}, d, rd.name) {
+		if res.Code == http.StatusOK && isStale(res.Body) {
+			res.Code, res.Error = 0, "stale answer"
+		}
+		res.Body = nil
+		m.Add(res)
+	}
+	m.Close()
+	return &m
+}
+
+// openRaw sends the read's Redis commands rate times per second for d, each on its schedule
+// from a goroutine of its own (open model, like vegeta), with the latency counted from when it
+// was due, and returns vegeta's metrics of them.
+func (f *fixture) openRaw(rd read, rate float64, d time.Duration) *vegeta.Metrics {
+	pacer := vegeta.ConstantPacer{Freq: int(rate), Per: time.Second}
+	results := make(chan *vegeta.Result, 1024)
+	var m vegeta.Metrics
+	collected := make(chan struct{})
+	go func() {
+		for r := range results {
+			m.Add(r)
+		}
+		close(collected)
+	}()
+	var wg sync.WaitGroup
+	began := time.Now()
+	for hits := uint64(0); ; hits++ {
+		elapsed := time.Since(began)
+		if elapsed >= d {
+			break
+		}
+		wait, stop := pacer.Pace(elapsed, hits)
+		if stop {
+			break
+		}
+		time.Sleep(wait)
+		due := began.Add(elapsed + wait)
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			res := &vegeta.Result{Attack: "raw " + rd.name, Timestamp: due, Code: http.StatusOK}
+			if err := rd.raw(ctx, f.reader, randomMember()); err != nil {
+				res.Code, res.Error = 0, err.Error()
+			}
+			res.Latency = time.Since(due)
+			results <- res
+		})
+	}
+	wg.Wait()
+	close(results)
+	<-collected
+	m.Close()
+	return &m
+}
+
+// reportOpen reports the open-model metrics of serve and of the raw commands at one rate:
+// p50/p99 latency (failures included: a failed request counts with the time it took), their
+// p99 ratio, and the fraction of requests that failed (errors, statuses other than 200, stale
+// answers).
+func reportOpen(b *testing.B, serve, raw *vegeta.Metrics) {
+	b.ReportMetric(ms(serve.Latencies.P50), "serve-p50-ms")
+	b.ReportMetric(ms(serve.Latencies.P99), "serve-p99-ms")
+	b.ReportMetric(ms(raw.Latencies.P50), "raw-p50-ms")
+	b.ReportMetric(ms(raw.Latencies.P99), "raw-p99-ms")
+	b.ReportMetric(float64(serve.Latencies.P99)/float64(raw.Latencies.P99), "p99-ratio")
+	b.ReportMetric(1-serve.Success, "serve-open-failed")
+	b.ReportMetric(1-raw.Success, "raw-open-failed")
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// BenchmarkReadPath measures every read of every board (steps, score boards of 1 and 16
+// shards, 1M members each; hot search) through `rankstream serve` with its defaults, beside
+// the same Redis commands sent directly (issue 13, goal 5):
+//   - closed loop, 32 workers: serve-req/s, raw-req/s and their ratio (goal: >= 0.8);
+//   - open model at half the raw max throughput (vegeta for serve; the raw commands paced the
+//     same way): p50/p99 of both and p99-ratio = serve p99 / raw p99 (goal: <= 3).
+//
+// Pages at most 100 deep are served from the hot-boards cache once a board is read often
+// (its default); a member's rank always reads Redis. Those pages are measured again as
+// <read>-nocache through a second serve with the cache off (--board-cache-ttl 0). Then fixed5k/{top100,rank5}: issue 11's
+// targets on the 1M-member score board of one shard at a fixed 5k requests/s (open model),
+// through serve and as the raw commands (targets: top-100 p99 <= 2 ms, rank p99 <= 5 ms).
+// Building the boards takes a while, so every measurement runs in one call: -benchtime 1x.
+func BenchmarkReadPath(b *testing.B) {
+	f := setup(b)
+	ctx := context.Background()
+	all := f.reads()
+	for _, boardName := range []string{"steps", benchPrefix + "1", benchPrefix + "16", "hot"} {
+		for _, rd := range all[boardName] {
+			names, bases := []string{rd.name}, []string{f.base}
+			if rd.cacheable {
+				names, bases = append(names, rd.name+"-nocache"), append(bases, f.baseNoCache)
+			}
+			for i, name := range names {
+				base := bases[i]
+				b.Run(boardName+"/"+name, func(b *testing.B) {
+					for range b.N {
+						serve, serveFailed := closedLoop(closedFor, func() error { return get(base, rd.path(randomMember())) })
+						raw, rawFailed := closedLoop(closedFor, func() error { return rd.raw(ctx, f.reader, randomMember()) })
+						b.ReportMetric(serve, "serve-req/s")
+						b.ReportMetric(raw, "raw-req/s")
+						b.ReportMetric(serve/raw, "ratio")
+						b.ReportMetric(serveFailed, "serve-failed")
+						b.ReportMetric(rawFailed, "raw-failed")
+						rate := raw / 2
+						b.ReportMetric(rate, "open-req/s")
+						reportOpen(b, openServe(base, rd, rate, openFor), f.openRaw(rd, rate, openFor))
+					}
+				})
+			}
+		}
+	}
+	for _, rd := range all[benchPrefix+"1"] {
+		if rd.name != "top100" && rd.name != "rank5" {
+			continue
+		}
+		b.Run("fixed5k/"+rd.name, func(b *testing.B) {
+			for range b.N {
+				reportOpen(b, openServe(f.base, rd, fixedRate, openFor), f.openRaw(rd, fixedRate, openFor))
+			}
+		})
+	}
+}
