@@ -73,6 +73,7 @@ type scoresRun struct {
 	kcl       *kafka.Client
 	bin, file string
 	redisURL  string
+	rdb       *goredis.Client
 	processes []*testenv.Process
 	c         *checker
 }
@@ -96,6 +97,7 @@ func newRun(t *testing.T, brokers []string, bin, file string) *scoresRun {
 	r.redisURL = fmt.Sprintf("redis://%s/%d", addr, db)
 	rdb := goredis.NewClient(&goredis.Options{Addr: addr, DB: db})
 	t.Cleanup(func() { rdb.Close() })
+	r.rdb = rdb
 	bs, err := boardsfile.Load(file)
 	if err != nil {
 		t.Fatal(err)
