@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -230,5 +233,75 @@ func TestScoresReplayFromStartIsExact(t *testing.T) {
 		r.replay("scores-totals", "--to-start")
 		r.start("replayed", h.flags()...)
 		waitSame(t, r.rdb, h, first, rows, 2*time.Minute)
+	})
+}
+
+// TestBoardAddedLaterIsBuiltByReplay: the generated stream names three boards, but the first
+// run's boards file declares two of them, so the ops of the third (cup) go to the dead-letter
+// topic as naming an undeclared board. With the processes stopped, `rankstream replay --group
+// scores --to-time T` (T the record time of the middle op) and a restart with a boards file
+// that declares cup too build cup from the ops stamped since T exactly (every page, rank and
+// standing equal to the truth of those ops; its periods with ops before T only stay empty),
+// while the two other boards, whose ops since T are duplicates of the kept table, keep every
+// Redis key and value of the first run.
+func TestBoardAddedLaterIsBuiltByReplay(t *testing.T) {
+	monday := lastMonday(time.Now())
+	all, bin := e2e.ScoreBoards(monday), testenv.Rankstream(t)
+	const added = "cup"
+	before := slices.DeleteFunc(slices.Clone(all), func(b e2e.ScoreBoard) bool { return b.Name == added })
+	fileBefore := filepath.Join(t.TempDir(), "boards-before.yaml")
+	if err := os.WriteFile(fileBefore, []byte(e2e.ScoreBoardsYAML(before)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fileAfter := boardsFile(t, monday)
+	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
+		t.Parallel()
+		records, full, _ := e2e.ScoreStream(rand.New(rand.NewPCG(22, 1)), all, members, opsPerMember, monday)
+		since := records[len(records)/2].Time
+		_, backfilled, _ := e2e.ScoreStreamFrom(rand.New(rand.NewPCG(22, 1)), all, members, opsPerMember, monday, map[string]time.Time{added: since})
+		first := e2e.ScoreTruth{}
+		for k, rows := range full {
+			if k.Board != added {
+				first[k] = rows
+			} else if _, ok := backfilled[k]; !ok {
+				backfilled[k] = nil // ops before T only: the board stays empty
+			}
+		}
+		r := newRun(t, brokers, bin, fileAfter) // the API reads every board
+		r.file = fileBefore
+		produce(t, r.kc, records)
+		r.start("first")
+		r.waitExact(first, 2*time.Minute)
+		adm := testenv.KafkaAdmin(t, brokers)
+		n := r.kc.Names
+		testenv.WaitCommitted(t, adm, string(n.Group(scores.Group)), string(n.Stream(topics.ScoresUpdated)), int64(len(records)), 2*time.Minute)
+		kept := testenv.RedisDump(t, r.rdb)
+		for k := range kept {
+			if strings.HasPrefix(k, "rank:{"+added+":") {
+				t.Fatalf("%s in Redis before the board was declared", k)
+			}
+		}
+		r.stop()
+
+		out := r.replay("scores", "--to-time", since.UTC().Format(time.RFC3339Nano))
+		if !strings.Contains(out, "records to reprocess: ") || strings.Contains(out, fmt.Sprintf("records to reprocess: %d\n", len(records))) {
+			t.Fatalf("a replay from the middle printed:\n%s", out)
+		}
+		r.file = fileAfter
+		r.start("with-" + added)
+		r.waitExact(backfilled, 2*time.Minute)
+		testenv.WaitCommitted(t, adm, string(n.Group(scores.Group)), string(n.Stream(topics.ScoresUpdated)), int64(len(records)), 2*time.Minute)
+		now := testenv.RedisDump(t, r.rdb)
+		for k, v := range now {
+			if !strings.HasPrefix(k, "rank:{"+added+":") && kept[k] != v {
+				t.Errorf("%s: %q before the replay, %q after", k, kept[k], v)
+			}
+		}
+		for k := range kept {
+			if _, ok := now[k]; !ok {
+				t.Errorf("%s: gone after the replay", k)
+			}
+		}
+		t.Logf("%s built from the ops since %s; %d other keys unchanged", added, since.UTC().Format(time.RFC3339Nano), len(kept))
 	})
 }
