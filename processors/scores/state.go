@@ -341,6 +341,12 @@ func (bs *BoardState) find(p board.Period, id string) (int, bool) {
 	})
 }
 
+// Updates returns member's entries on board b (bs.Board), as the processor hands them to its
+// sink after an op (and `rankstream reconcile` compares and rewrites them).
+func (bs *BoardState) Updates(b *board.Board, member string) []board.ScoreUpdate {
+	return updates(b, member, bs.Entries)
+}
+
 func updates(b *board.Board, member string, entries []Entry) []board.ScoreUpdate {
 	out := make([]board.ScoreUpdate, 0, len(entries))
 	for _, e := range entries {
