@@ -473,7 +473,7 @@ func scoresComparison(ctx context.Context, cl *kafka.Client, cfg ReconcileConfig
 	ref := rsredis.BoardRef{Board: b.Name, Period: w.Period, PeriodID: w.ID, Shards: b.Shards}
 	rd := rsredis.NewReader(cfg.redis)
 	return comparison{
-		what:      fmt.Sprintf("board %s, %s %s", b.Name, w.Period, w.ID),
+		what:      fmt.Sprintf("board %s, %s", b.Name, strings.TrimSuffix(string(w.Period)+":"+w.ID, ":total")),
 		truthSize: fmt.Sprintf("%d members in the scores table", len(truth)),
 		compare: func(ctx context.Context) ([]Difference, error) {
 			got, err := readScoreBoards(ctx, rd, ref)
