@@ -17,6 +17,8 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kadm"
 
+	"github.com/rankstream/rankstream/internal/app"
+	"github.com/rankstream/rankstream/internal/boardsfile"
 	"github.com/rankstream/rankstream/internal/e2e"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/scores"
@@ -206,15 +208,25 @@ func TestScoresReplayFromStartIsExact(t *testing.T) {
 		r.start("first", h.flags()...)
 		r.waitExact(truth, 2*time.Minute)
 		r.settled(len(records))
-		// The archiver looks every 10 s: wait until the rows stop changing for longer.
+		// Every board (global and scopes) of a period that ended, with members, is archived.
+		defs, err := boardsfile.Load(file)
+		if err != nil {
+			t.Fatal(err)
+		}
 		var rows map[string]bool
-		var since time.Time
-		testenv.WaitFor(t, 2*time.Minute, "the archive settled", func() bool {
-			now := h.visible(t)
-			if !maps.Equal(now, rows) {
-				rows, since = now, time.Now()
+		testenv.WaitFor(t, 2*time.Minute, "every finished board archived", func() bool {
+			due := 0
+			for k, members := range truth {
+				if w := windowOf(t, defs, k); len(members) > 0 && !w.End.IsZero() && w.End.Add(app.DefaultArchiveGrace).Before(time.Now()) {
+					due++
+				}
 			}
-			return time.Since(since) > 25*time.Second
+			var archived uint64
+			if err := h.conn.QueryRow(context.Background(), "SELECT uniqExact(board, period) FROM board_archive").Scan(&archived); err != nil {
+				t.Fatal(err)
+			}
+			rows = h.visible(t)
+			return due > 0 && archived == uint64(due)
 		})
 		first := testenv.RedisDump(t, r.rdb)
 		r.stop()
