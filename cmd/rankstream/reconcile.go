@@ -21,18 +21,20 @@ func runReconcile(ctx context.Context, args []string, _ io.Reader, stdout, stder
 	kf.registerClient(fs)
 	var lf logFlags
 	lf.register(fs)
-	rules := topics.DefaultStepRules
-	registerStepRules(fs, &rules)
+	retention := fs.Duration("retention", topics.DefaultStepRules.Retention, "the --retention of the steps processors: the TTL a repair gives step keys and boards, as they do")
 	redisAddr := fs.String("redis", "127.0.0.1:6379", "Redis: host:port, redis://host:port/db, or comma-separated Redis Cluster seeds")
 	day := fs.String("day", "", "the day (yyyymmdd): of the steps boards, or the day whose --period window of --board to compare")
 	cfg := app.ReconcileConfig{}
-	fs.StringVar(&cfg.Board, "board", "", "a score board of --boards to compare instead of the daily steps")
+	fs.StringVar(&cfg.Board, "board", "", "a score board of --boards to compare instead of the daily steps (steps: the daily steps)")
 	fs.StringVar(&cfg.Period, "period", "d", "with --board: d, w, m, season (the window holding --day), total, or a window by id (h:2026113009, d:20261130, season:s1)")
 	boardsFile := boardsFlag(fs, "with --board; use the file the processors use")
 	fs.BoolVar(&cfg.Repair, "repair", false, "rewrite what differs with the sinks' writes, then compare again")
 	log, err := lf.parse(fs, args, stderr)
 	if err != nil {
 		return exitCode(err, stderr)
+	}
+	if cfg.Board == board.StepsBoard {
+		cfg.Board = ""
 	}
 	if *day == "" && (cfg.Board == "" || cfg.Period != "total" && !strings.Contains(cfg.Period, ":")) {
 		fmt.Fprintln(stderr, "rankstream reconcile: --day is required (rankstream reconcile --help)")
@@ -49,6 +51,6 @@ func runReconcile(ctx context.Context, args []string, _ io.Reader, stdout, stder
 			return exitCode(err, stderr)
 		}
 	}
-	cfg.RedisAddr, cfg.Kafka, cfg.StepsRetention = *redisAddr, kf.config(""), rules.Retention
+	cfg.RedisAddr, cfg.Kafka, cfg.StepsRetention = *redisAddr, kf.config(""), *retention
 	return exitCode(app.Reconcile(ctx, cfg, stdout, log), stderr)
 }
