@@ -182,9 +182,10 @@ type comparison struct {
 	repair func(context.Context, []Difference) (int, error)
 }
 
-// readTable calls fn with the latest value of every key of a group table's changelog (nil: a
-// tombstone, the key deleted), reading it whole up to the ends seen at start, and logs the
-// progress every interval.
+// readTable calls fn with every record of a group table's changelog (value nil: a tombstone,
+// the key deleted), reading it whole up to the ends seen at start, in offset order within a
+// partition (a key's records are in one partition, so its last call carries its latest
+// value), and logs the progress every interval.
 func readTable(ctx context.Context, cl *kafka.Client, topic string, every time.Duration, log *slog.Logger, fn func(key string, value []byte) error) error {
 	starts, err := cl.Admin().ListStartOffsets(ctx, topic)
 	if err == nil {
@@ -204,7 +205,6 @@ func readTable(ctx context.Context, cl *kafka.Client, topic string, every time.D
 	var total int64
 	starts.Each(func(o kadm.ListedOffset) { from[o.Partition] = o.Offset })
 	ends.Each(func(o kadm.ListedOffset) { to[o.Partition] = o.Offset; total += o.Offset - from[o.Partition] })
-	latest := map[string][]byte{}
 	var read atomic.Int64
 	if every <= 0 {
 		every = 5 * time.Second
@@ -227,19 +227,13 @@ func readTable(ctx context.Context, cl *kafka.Client, topic string, every time.D
 		}
 	}()
 	err = cl.Read(ctx, topic, from, to, func(r *kgo.Record) error {
-		latest[string(r.Key)] = r.Value // a partition's later record of a key replaces it
 		read.Add(1)
-		return nil
+		return fn(string(r.Key), r.Value)
 	})
 	if err != nil {
 		return fmt.Errorf("reconcile: %w", err)
 	}
-	log.Info("reconcile: table read", "topic", topic, "records", read.Load(), "keys", len(latest), "took", time.Since(began).Round(time.Millisecond))
-	for _, k := range slices.Sorted(maps.Keys(latest)) {
-		if err := fn(k, latest[k]); err != nil {
-			return err
-		}
-	}
+	log.Info("reconcile: table read", "topic", topic, "records", read.Load(), "took", time.Since(began).Round(time.Millisecond))
 	return nil
 }
 
@@ -247,6 +241,7 @@ func readTable(ctx context.Context, cl *kafka.Client, topic string, every time.D
 func stepsComparison(ctx context.Context, cl *kafka.Client, cfg ReconcileConfig, log *slog.Logger) (comparison, error) {
 	truth := map[string]*board.StepUpdate{}
 	err := readTable(ctx, cl, string(cfg.Kafka.Names.Table(steps.Group)), cfg.Progress, log, func(user string, v []byte) error {
+		delete(truth, user) // this record replaces the user's earlier ones
 		if v == nil {
 			return nil
 		}
@@ -448,6 +443,7 @@ func scoresComparison(ctx context.Context, cl *kafka.Client, cfg ReconcileConfig
 	}
 	truth := map[string]board.ScoreUpdate{}
 	err = readTable(ctx, cl, string(cfg.Kafka.Names.Table(scores.Group)), cfg.Progress, log, func(member string, v []byte) error {
+		delete(truth, member) // this record replaces the member's earlier ones
 		if v == nil {
 			return nil
 		}
