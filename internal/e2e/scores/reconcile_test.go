@@ -2,11 +2,9 @@ package scorese2e
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -24,18 +22,8 @@ import (
 // and returns its exit code and output.
 func (r *scoresRun) reconcile(args ...string) (int, string) {
 	r.t.Helper()
-	p := testenv.StartProcess(r.t, "reconcile", r.bin, append([]string{"reconcile", "--brokers", strings.Join(r.kc.Brokers, ","),
+	return testenv.RunStatus(r.t, "reconcile", r.bin, append([]string{"reconcile", "--brokers", strings.Join(r.kc.Brokers, ","),
 		"--topic-prefix", r.kc.Names.Prefix, "--redis", r.redisURL, "--boards", r.file}, args...)...)
-	err := p.Wait()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, p.Output()
-	case errors.As(err, &exit):
-		return exit.ExitCode(), p.Output()
-	}
-	r.t.Fatalf("rankstream reconcile: %v\n%s", err, p.Output())
-	return 0, ""
 }
 
 // TestReconcileScores: after a run of the generated score stream, stopped, `rankstream

@@ -2,10 +2,8 @@ package stepse2e
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
-	"os/exec"
 	"slices"
 	"strings"
 	"syscall"
@@ -21,18 +19,8 @@ import (
 // its exit code and output.
 func (e *stepsRun) reconcile(args ...string) (int, string) {
 	e.t.Helper()
-	p := testenv.StartProcess(e.t, "reconcile", e.bin, append([]string{"reconcile", "--brokers", strings.Join(e.kc.Brokers, ","),
+	return testenv.RunStatus(e.t, "reconcile", e.bin, append([]string{"reconcile", "--brokers", strings.Join(e.kc.Brokers, ","),
 		"--topic-prefix", e.prefix, "--redis", e.redisURL}, args...)...)
-	err := p.Wait()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, p.Output()
-	case errors.As(err, &exit):
-		return exit.ExitCode(), p.Output()
-	}
-	e.t.Fatalf("rankstream reconcile: %v\n%s", err, p.Output())
-	return 0, ""
 }
 
 // TestReconcileSteps: after a run of 4,000 reports (400 users, several days and regions),
