@@ -26,6 +26,7 @@ var commands = []command{
 	{"gateway", "serve the write API: HTTP reports into Kafka", runGateway},
 	{"topics", "create or verify the Kafka topics", runTopics},
 	{"replay", "move a group's offsets back to reprocess the retained input (--dry-run shows the plan)", runReplay},
+	{"reconcile", "compare Redis with the group tables (--repair rewrites the differences)", runReconcile},
 	{"migrate", "create the ClickHouse schema (idempotent)", runMigrate},
 	{"produce", "generate load into Kafka (produce steps|search), or replay a search file", runProduce},
 	{"topk", "the hot-search engine offline: sliding-window Top-K of \"<time>\\t<item>\" lines", runTopk},

@@ -112,16 +112,17 @@ func Dev(ctx context.Context, cfg DevConfig, stdout io.Writer, log *slog.Logger)
 		return err
 	}
 	if cfg.RedisAddr == "" {
-		// miniredis starts empty: replay the retained steps reports so the boards come back.
-		// The writes are absolute values, so replaying over the kept table state is exact. The
-		// hot groups need no replay: their windows come back from their checkpoints, and the
-		// next snapshot (one slide later) refills hot:search:latest.
-		if _, err := kcl.ResetOffsets(ctx, kc.Names.Group(steps.Group), kc.Names.Stream(topics.StepsReported), time.Time{}); err != nil {
-			return err
-		}
-		// Likewise the score ops: a duplicate re-sends its entries as the table keeps them.
-		if _, err := kcl.ResetOffsets(ctx, kc.Names.Group(scores.Group), kc.Names.Stream(topics.ScoresUpdated), time.Time{}); err != nil {
-			return err
+		// miniredis starts empty: replay the retained steps reports and score ops so the
+		// boards come back (steps.Replay, scores.Replay: the tables are kept and the writes
+		// absolute, so replaying over them is exact). The hot groups need no replay: their
+		// windows come back from their checkpoints, and the next snapshot (one slide later)
+		// refills hot:search:latest.
+		for _, r := range []kafka.Replay{steps.Replay(kc.Names), scores.Replay(kc.Names)} {
+			for _, gt := range r.Offsets {
+				if _, err := kcl.ResetOffsets(ctx, gt.Group, gt.Topic, time.Time{}); err != nil {
+					return err
+				}
+			}
 		}
 	}
 

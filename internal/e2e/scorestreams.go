@@ -234,6 +234,13 @@ func (o *scoreOracle) truth() ScoreTruth {
 // returns the records, the truth computed by the tests' own rules and the number of records
 // that must be dead-lettered.
 func ScoreStream(rng *rand.Rand, boards []ScoreBoard, members, opsPerMember int, monday time.Time) (records []Record, truth ScoreTruth, invalid int) {
+	return ScoreStreamFrom(rng, boards, members, opsPerMember, monday, nil)
+}
+
+// ScoreStreamFrom is ScoreStream whose truth counts the ops of a board named in from only
+// from the records stamped at or after its time (the ops of a board added to the boards file
+// later and built by a replay from that time); the ops before are not counted as invalid.
+func ScoreStreamFrom(rng *rand.Rand, boards []ScoreBoard, members, opsPerMember int, monday time.Time, from map[string]time.Time) (records []Record, truth ScoreTruth, invalid int) {
 	o := &scoreOracle{boards: map[string]*ScoreBoard{}, entries: map[string]map[string]*scoreEntry{}, seen: map[string]map[string]bool{}}
 	for i := range boards {
 		o.boards[boards[i].Name] = &boards[i]
@@ -327,6 +334,10 @@ func ScoreStream(rng *rand.Rand, boards []ScoreBoard, members, opsPerMember int,
 	}
 	slices.SortStableFunc(all, func(a, b gen) int { return a.rec.Time.Compare(b.rec.Time) })
 	for _, g := range all {
+		if g.op != nil && g.rec.Time.Before(from[g.op.board]) {
+			records = append(records, g.rec)
+			continue
+		}
 		if g.op == nil || !o.apply(*g.op) {
 			invalid++
 		}

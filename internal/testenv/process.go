@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"os"
@@ -125,6 +126,23 @@ func (p *Process) Wait() error {
 	case <-time.After(time.Minute):
 		return fmt.Errorf("%s still running after a minute", p.Name)
 	}
+}
+
+// RunStatus runs bin with args to its end (up to a minute) and returns its exit status and
+// output; the test fails if it could not run or did not end.
+func RunStatus(t testing.TB, name, bin string, args ...string) (int, string) {
+	t.Helper()
+	p := StartProcess(t, name, bin, args...)
+	err := p.Wait()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, p.Output()
+	case errors.As(err, &exit):
+		return exit.ExitCode(), p.Output()
+	}
+	t.Fatalf("%s: %v\n%s", name, err, p.Output())
+	return 0, ""
 }
 
 // Exited returns an error if the process has ended (whatever its status), nil while it runs.

@@ -3,6 +3,7 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -141,4 +142,37 @@ func RedisCluster(t testing.TB) (*redis.ClusterClient, string) {
 		}
 	})
 	return client, seeds
+}
+
+// RedisDump returns every key of rdb's database with its contents (a string's value, a ZSET's
+// members and scores, a hash's fields, a set's members) and whether it expires: what two runs
+// that must leave the same Redis compare.
+func RedisDump(t testing.TB, rdb redis.UniversalClient) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	out := map[string]string{}
+	iter := rdb.Scan(ctx, 0, "*", 1000).Iterator()
+	for iter.Next(ctx) {
+		k := iter.Val()
+		var v string
+		switch typ := rdb.Type(ctx, k).Val(); typ {
+		case "string":
+			v = rdb.Get(ctx, k).Val()
+		case "zset":
+			v = fmt.Sprint(rdb.ZRangeWithScores(ctx, k, 0, -1).Val())
+		case "hash":
+			v = fmt.Sprint(rdb.HGetAll(ctx, k).Val()) // fmt prints maps sorted by key
+		case "set":
+			members := rdb.SMembers(ctx, k).Val()
+			slices.Sort(members)
+			v = fmt.Sprint(members)
+		default:
+			v = "type " + typ
+		}
+		out[k] = fmt.Sprintf("%s (expires: %v)", v, rdb.TTL(ctx, k).Val() > 0)
+	}
+	if err := iter.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

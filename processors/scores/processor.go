@@ -21,7 +21,8 @@ const Group = topics.ScoresGroup
 
 // Sink stores members' board entries. Submit is called once per consumed record, in offset
 // order per partition: with the entries a valid op left (every period it names, a duplicate's
-// too), or nil after a record that went to the dead-letter topic. Every update is absolute. done
+// too, and an op refused as possibly forgotten: the entries as they are), or nil after any
+// other record that went to the dead-letter topic. Every update is absolute. done
 // must be called once the updates (and every update submitted before them) are durably stored,
 // so that the record's offset may be committed; the sink may block Submit to push back.
 type Sink interface {
@@ -97,23 +98,23 @@ func (p *processor) process(ctx goka.Context, msg any) {
 	p.in.Inc()
 	done := ctx.DeferCommit()
 	value, _ := msg.([]byte)
-	fail := func(err error) {
+	fail := func(err error, us []board.ScoreUpdate) {
 		kafka.DeadLetter(ctx, p.dlq, value, err)
-		p.Sink.Submit(nil, done)
+		p.Sink.Submit(us, done)
 	}
 	rec := ctx.Timestamp()
 	o, err := topics.DecodeScoreOp(ctx.Key(), value, rec, p.Rules)
 	if err != nil {
-		fail(err)
+		fail(err, nil)
 		return
 	}
 	b, ok := p.boards[o.Board]
 	if !ok {
-		fail(fmt.Errorf("board: %q is not declared in the boards file", o.Board))
+		fail(fmt.Errorf("board: %q is not declared in the boards file", o.Board), nil)
 		return
 	}
 	if !inAnyPeriod(b, o.TS.Time) {
-		fail(fmt.Errorf("ts: %s is in no season of board %q", o.TS.UTC().Format(time.RFC3339Nano), b.Name))
+		fail(fmt.Errorf("ts: %s is in no season of board %q", o.TS.UTC().Format(time.RFC3339Nano), b.Name), nil)
 		return
 	}
 	s := state(ctx)
@@ -123,7 +124,7 @@ func (p *processor) process(ctx goka.Context, msg any) {
 		ctx.SetValue(s)
 	}
 	if err != nil {
-		fail(err)
+		fail(err, res.Updates) // the entries as they are after ErrForgotten, else none
 		return
 	}
 	p.outcomes[res.Outcome].Inc()

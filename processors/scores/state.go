@@ -140,7 +140,9 @@ type Result struct {
 	Outcome Outcome
 	// Updates are the member's entries, after the op, on the periods it names (every period
 	// of the board for a delete), for the store. A duplicate returns them too, as they are:
-	// its redelivery may follow a crash between the table's write and the store's.
+	// its redelivery may follow a crash between the table's write and the store's; so does an
+	// op refused with ErrForgotten (a replay of an op whose id was forgotten since), the only
+	// refusal with updates.
 	Updates []board.ScoreUpdate
 	// Changed tells that the state differs from before the call (an applied op, or expired
 	// periods and ids pruned): it must be written back.
@@ -206,12 +208,16 @@ func (bs *BoardState) apply(b *board.Board, op Op) (Result, error) {
 			}
 		}
 	}
+	existing := func() []board.ScoreUpdate {
+		return updates(b, op.Member, slices.DeleteFunc(slices.Clone(named), func(e Entry) bool { _, ok := bs.find(e.Period, e.ID); return !ok }))
+	}
 	if slices.ContainsFunc(bs.Requests, func(r Request) bool { return r.Hash == op.RequestHash }) {
-		existing := slices.DeleteFunc(named, func(e Entry) bool { _, ok := bs.find(e.Period, e.ID); return !ok })
-		return Result{Outcome: Duplicate, Updates: updates(b, op.Member, existing)}, nil
+		return Result{Outcome: Duplicate, Updates: existing()}, nil
 	}
 	if op.TSMs <= bs.FloorMs {
-		return Result{}, fmt.Errorf("%w: ts %s, newest forgotten %s", ErrForgotten, fmtMs(op.TSMs), fmtMs(bs.FloorMs))
+		// Most likely a replay of an op applied before its id was forgotten: its entries are
+		// re-sent as a duplicate's are, so a replay rewrites a store that lost them.
+		return Result{Updates: existing()}, fmt.Errorf("%w: ts %s, newest forgotten %s", ErrForgotten, fmtMs(op.TSMs), fmtMs(bs.FloorMs))
 	}
 	// Check every entry before changing any: a refused op changes no entry. These refusals
 	// depend on the state, which later ops change, so the op's request id is remembered: its
@@ -333,6 +339,12 @@ func (bs *BoardState) find(p board.Period, id string) (int, bool) {
 	return slices.BinarySearchFunc(bs.Entries, Entry{Period: p, ID: id}, func(e, t Entry) int {
 		return cmp.Or(comparePeriod(e.Period, t.Period), cmp.Compare(e.ID, t.ID))
 	})
+}
+
+// Updates returns member's entries on board b (bs.Board), as the processor hands them to its
+// sink after an op (and `rankstream reconcile` compares and rewrites them).
+func (bs *BoardState) Updates(b *board.Board, member string) []board.ScoreUpdate {
+	return updates(b, member, bs.Entries)
 }
 
 func updates(b *board.Board, member string, entries []Entry) []board.ScoreUpdate {

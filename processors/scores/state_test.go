@@ -291,9 +291,11 @@ func TestRequestMemoryIsBounded(t *testing.T) {
 	if len(bs.Requests) != MaxRequests || bs.FloorMs != at+9 || bs.Entries[0].Score != MaxRequests+10 {
 		t.Fatalf("%d ids kept, floor %d (want %d), score %d", len(bs.Requests), bs.FloorMs-at, 9, bs.Entries[0].Score)
 	}
-	// The retry of a forgotten id carrying its ts is refused.
-	if _, err := s.Apply(b, Op{1003, "m", Incr, 1, at + 3, ""}, at+MaxRequests+20, skew); !errors.Is(err, ErrForgotten) {
-		t.Fatalf("retry of a forgotten id: %v", err)
+	// The retry of a forgotten id carrying its ts is refused, and re-sends the entry as it is
+	// (a replay rewrites a store that lost it).
+	if res, err := s.Apply(b, Op{1003, "m", Incr, 1, at + 3, ""}, at+MaxRequests+20, skew); !errors.Is(err, ErrForgotten) ||
+		len(res.Updates) != 1 || res.Updates[0].Score != MaxRequests+10 || !res.Updates[0].Present || res.Changed {
+		t.Fatalf("retry of a forgotten id: %+v %v", res, err)
 	}
 	// A remembered one is a duplicate, a new one after the floor is applied.
 	if res, err := s.Apply(b, Op{1010, "m", Incr, 1, at + 10, ""}, at+MaxRequests+20, skew); err != nil || res.Outcome != Duplicate {

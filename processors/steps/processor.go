@@ -125,15 +125,13 @@ func (p *processor) process(ctx goka.Context, msg any) {
 	// sink, improved or not, unless this processor handed that very effect since it took the
 	// partition (sent): after a crash or a rebalance the table may already hold a change whose
 	// store write never happened, and the first record of the day must still write it.
-	day := res.Day
-	u := &board.StepUpdate{User: r.UserID, Day: day.Day, Steps: day.Steps, ReachedMs: day.ReachedMs,
-		Region: day.Region, Left: day.Left}
+	u := res.Day.Update(r.UserID)
 	if !p.sent.fresh(ctx.Partition(), u) {
 		p.skipped.Inc()
 		p.Sink.Submit(nil, done) // acknowledged once everything handed before it is stored
 		return
 	}
-	u.Left = slices.Clone(day.Left)
+	u.Left = slices.Clone(u.Left)
 	p.Sink.Submit(u, done)
 }
 

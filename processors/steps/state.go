@@ -44,6 +44,12 @@ type DayState struct {
 	Requests []uint64
 }
 
+// Update returns the day's whole effect for user's boards, as the processor hands it to its
+// sink (and `rankstream reconcile` compares and rewrites it).
+func (d DayState) Update(user string) *board.StepUpdate {
+	return &board.StepUpdate{User: user, Day: d.Day, Steps: d.Steps, ReachedMs: d.ReachedMs, Region: d.Region, Left: d.Left}
+}
+
 // State is a user's group-table value: the days still inside the retention, oldest first.
 type State struct {
 	Days []DayState

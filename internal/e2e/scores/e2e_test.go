@@ -73,6 +73,7 @@ type scoresRun struct {
 	kcl       *kafka.Client
 	bin, file string
 	redisURL  string
+	rdb       *goredis.Client
 	processes []*testenv.Process
 	c         *checker
 }
@@ -96,6 +97,7 @@ func newRun(t *testing.T, brokers []string, bin, file string) *scoresRun {
 	r.redisURL = fmt.Sprintf("redis://%s/%d", addr, db)
 	rdb := goredis.NewClient(&goredis.Options{Addr: addr, DB: db})
 	t.Cleanup(func() { rdb.Close() })
+	r.rdb = rdb
 	bs, err := boardsfile.Load(file)
 	if err != nil {
 		t.Fatal(err)
@@ -263,23 +265,7 @@ func TestScoreHistoryEndToEnd(t *testing.T) {
 			Score  int64  `ch:"score"`
 			Ms     int64  `ch:"reached_ms"`
 		}
-		window := func(k e2e.ScoreKey) board.Window {
-			for _, b := range defs {
-				if b.Name == k.Board {
-					p, id, _ := strings.Cut(k.Period, ":")
-					if p == "total" {
-						id = "total"
-					}
-					w, ok := b.WindowByID(board.Period(p), id)
-					if !ok {
-						t.Fatalf("no window %s of %s", k.Period, k.Board)
-					}
-					return w
-				}
-			}
-			t.Fatalf("no board %s", k.Board)
-			return board.Window{}
-		}
+		window := func(k e2e.ScoreKey) board.Window { return windowOf(t, defs, k) }
 		archived, open := 0, 0
 		problem := func() string {
 			archived, open = 0, 0
@@ -344,6 +330,26 @@ func TestScoreHistoryEndToEnd(t *testing.T) {
 		}
 		t.Logf("%d finished boards (global and scopes) archived exactly, %d open", archived, open)
 	})
+}
+
+// windowOf returns the window of k's period on its board of defs.
+func windowOf(t *testing.T, defs []*board.Board, k e2e.ScoreKey) board.Window {
+	t.Helper()
+	for _, b := range defs {
+		if b.Name == k.Board {
+			p, id, _ := strings.Cut(k.Period, ":")
+			if p == "total" {
+				id = "total"
+			}
+			w, ok := b.WindowByID(board.Period(p), id)
+			if !ok {
+				t.Fatalf("no window %s of %s", k.Period, k.Board)
+			}
+			return w
+		}
+	}
+	t.Fatalf("no board %s", k.Board)
+	return board.Window{}
 }
 
 // produce sends the records with their timestamps, in order, and waits for the acks.

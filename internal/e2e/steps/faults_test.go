@@ -378,27 +378,5 @@ func TestAnyInterleavingGivesTheSameRedisEndToEnd(t *testing.T) {
 	})
 }
 
-// dump returns every key of the run's Redis database with its contents (a string's value, a
-// ZSET's members and scores) and whether it expires.
-func (e *stepsRun) dump() map[string]string {
-	ctx := context.Background()
-	out := map[string]string{}
-	iter := e.rdb.Scan(ctx, 0, "*", 1000).Iterator()
-	for iter.Next(ctx) {
-		k := iter.Val()
-		var v string
-		switch typ := e.rdb.Type(ctx, k).Val(); typ {
-		case "string":
-			v = e.rdb.Get(ctx, k).Val()
-		case "zset":
-			v = fmt.Sprint(e.rdb.ZRangeWithScores(ctx, k, 0, -1).Val())
-		default:
-			v = "type " + typ
-		}
-		out[k] = fmt.Sprintf("%s (expires: %v)", v, e.rdb.TTL(ctx, k).Val() > 0)
-	}
-	if err := iter.Err(); err != nil {
-		e.t.Fatal(err)
-	}
-	return out
-}
+// dump returns every key of the run's Redis database with its contents.
+func (e *stepsRun) dump() map[string]string { return testenv.RedisDump(e.t, e.rdb) }
