@@ -592,10 +592,14 @@ func timeTravel(t *testing.T, dev *site, bin, redisAddr string) {
 	const liveTerms = `[...document.querySelectorAll("#live-table tbody tr")].map(e => e.dataset.term).join(",") === "zeta,eta" && !document.getElementById("live-table").hidden`
 	s.waitJS("the first live list", liveTerms)
 	proxy.SetDown(true)
-	s.waitJS("the Redis banner over the last list", `document.getElementById("live-banner").textContent === "Redis is unavailable (503); retrying every second. Showing the last list received." && `+liveTerms)
+	// The query service answers the last good copy, marked stale: the page says how old.
+	s.waitJS("the stale banner over the last list", `document.getElementById("live-banner").textContent.startsWith("Redis is unavailable: showing the last good list, ") && `+liveTerms)
 	waitEnd(newer)
 	s.screenshot("redis-down.png")
 	s.open("/boards")
+	s.waitJS("the stale banner over the board read before", `document.getElementById("banner").textContent.startsWith("Redis is unavailable: showing the last good board, ")`)
+	// A page never read before (another scope) has no last good copy: 503, and the page says so.
+	s.open("/boards?scope=nowhere")
 	s.waitJS("the Redis banner", `document.getElementById("banner").textContent.startsWith("Redis is unavailable (503)") && document.getElementById("empty").hidden`)
 
 	// ClickHouse down: the time travel says so.
