@@ -160,7 +160,7 @@ func TestInvalidOpsGoToTheDeadLetterTopic(t *testing.T) {
 	h := newHarness(t)
 	for _, tc := range []struct{ key, value, reason string }{
 		{"m1", `{"request_id":"a","board":"nope","member":"m1","op":"set","score":1,"ts":1796040000000}`, `board: "nope" is not declared`},
-		{"m1", `{"request_id":"a","board":"arena","member":"m1","op":"ban","score":1,"ts":1796040000000}`, "op: unknown"},
+		{"m1", `{"request_id":"a","board":"arena","member":"m1","op":"freeze","score":1,"ts":1796040000000}`, "op: unknown"},
 		{"m1", `{"request_id":"a","board":"arena","member":"m1","op":"set","score":1.5,"ts":1796040000000}`, "is not an integer"},
 		{"m2", `{"request_id":"a","board":"arena","member":"m1","op":"set","score":1,"ts":1796040000000}`, "does not match member"},
 		{"m1", `{"board":"arena","member":"m1","op":"set","score":1,"ts":1796040000000}`, "request_id: missing"},
