@@ -20,6 +20,12 @@ var (
 	DeadLettered = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "rankstream_dead_lettered_total", Help: "Records sent to the dead-letter topic, by source topic.",
 	}, []string{"topic"})
+	Quarantined = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "rankstream_quarantined_total", Help: "Records fair play set aside in a quarantine topic instead of applying them, by source topic and rule (max_incr, max_rate, frozen; steps: max_rise).",
+	}, []string{"topic", "rule"})
+	OperatorOps = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "rankstream_operator_ops_total", Help: "Operator ops (ban, unban, release) applied and recorded in the quarantine topic as the audit, by op.",
+	}, []string{"op"})
 	HotDropped = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "rankstream_hot_dropped_total", Help: "Search queries the hot-search windows dropped, by reason: late (their window was already emitted), early (further ahead than the lookahead), full (a window held 2^32-1 events). A restart counts the drops of the loop records it re-reads again.",
 	}, []string{"reason"})
