@@ -78,11 +78,11 @@ type scoreWire struct {
 // key breaks the rules every input shares (checkValue, checkKey); when request_id or member
 // is missing or not a valid id; when the key differs from member; when board is missing or
 // not [a-z0-9_-]{1,64} (or AllBoards for ban, unban and release); when op is none of set, incr,
-// delete, ban, unban, release; when an operator op lacks by (a valid id) or has a score or a
-// scope, or its reason is over MaxReasonTextBytes or not text; when by or reason come with
+// delete, ban, unban, release; when an operator op lacks by (a valid id) or has a scope, or its
+// reason is over MaxReasonTextBytes or not text; when by or reason come with
 // another op; when score is missing, null or
 // not a plain integer (a string, a fraction, an exponent) for set and incr, or given and not
-// a plain integer for delete (whose score is ignored); when a set's score is outside
+// a plain integer for delete, ban, unban and release (whose score is ignored); when a set's score is outside
 // [-board.MaxScore, board.MaxScore] or an incr's outside twice that (the state refuses an incr
 // that would leave the range); when ts is missing, malformed, older than MaxAge or later than
 // FutureSkew against recordTime or outside [0, MaxScoreTSMillis]; when scope is given and not a valid region-like token (at
@@ -137,17 +137,15 @@ func DecodeScoreOp(key string, value []byte, recordTime time.Time, rules ScoreRu
 		if err := checkText("reason", w.Reason); err != nil {
 			return nil, err
 		}
-		if raw := bytes.TrimSpace(w.Score); len(raw) > 0 && string(raw) != "null" {
-			return nil, invalid("score: an op %s carries no score", w.Op)
+		if err := ignoredScore(w.Score); err != nil {
+			return nil, err
 		}
 		if w.Scope != "" {
 			return nil, invalid("scope: an op %s carries no scope", w.Op)
 		}
 	case OpDelete:
-		if raw := bytes.TrimSpace(w.Score); len(raw) > 0 && string(raw) != "null" {
-			if _, err := signedInt("score", raw, 2*board.MaxScore); err != nil {
-				return nil, err
-			}
+		if err := ignoredScore(w.Score); err != nil {
+			return nil, err
 		}
 	default:
 		return nil, invalid("op: unknown %q, want set, incr, delete, ban, unban or release", shorten(w.Op, 32))
@@ -174,6 +172,17 @@ func DecodeScoreOp(key string, value []byte, recordTime time.Time, rules ScoreRu
 	}
 	return &ScoreOp{RequestID: w.RequestID, Board: w.Board, Member: w.Member, Op: w.Op, Score: score,
 		TS: w.TS, Scope: w.Scope, By: w.By, Reason: w.Reason}, nil
+}
+
+// ignoredScore checks the score of an op that has none (delete, ban, unban, release): absent,
+// null or an integer of an incr's range, which the op ignores.
+func ignoredScore(raw json.RawMessage) error {
+	if raw = bytes.TrimSpace(raw); len(raw) > 0 && string(raw) != "null" {
+		if _, err := signedInt("score", raw, 2*board.MaxScore); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // signedInt reads a required JSON integer in [-limit, limit] written plainly: an optional
