@@ -100,7 +100,7 @@ func (s *fairPlayStream) truth(banned string) e2e.ScoreTruth {
 // (frozen: their later ops are quarantined too) and the honest members' boards equal the truth.
 // Then `rankstream ban --all` removes a member from every period of both boards at once and
 // their later ops go to the dead-letter topic; `rankstream ban --release` lets the spiking member
-// go on. Last, with the processor stopped, Redis flushed and `rankstream replay --group scores
+// go on; both stick across a kill -9 (the later ops are dead-lettered, applied). Last, with the processor stopped, Redis flushed and `rankstream replay --group scores
 // --to-start`, the restarted processor rebuilds the same boards: the ban sticks.
 func TestFairPlayEndToEnd(t *testing.T) {
 	bin := testenv.Rankstream(t)
@@ -154,9 +154,16 @@ func TestFairPlayEndToEnd(t *testing.T) {
 		r.waitExact(s.truth(""), 2*time.Minute)
 		r.waitCount(topics.ScoresQuarantine, int64(s.quarantined))
 
-		// The ban of every board, the release of the spiking member, and their later ops.
+		// The ban of every board and the release of the spiking member; then a crash (the
+		// table comes back from its changelog), and their later ops.
 		r.command("ban", "--all", "--member", "banned", "--reason", "e2e: a test ban", "--by", "tester")
 		r.command("ban", "--board", "fp", "--member", "spike", "--release", "--by", "tester")
+		r.waitExact(s.truth("banned"), time.Minute)
+		r.waitCount(topics.ScoresQuarantine, int64(s.quarantined+2)) // and the audit of ban and release
+		p.Signal(syscall.SIGKILL)
+		_ = p.Wait()
+		r.processes = nil
+		p = r.start("process-after-kill")
 		before := len(s.records)
 		later := base.Add(2*time.Hour + 30*time.Minute)
 		for i := range 5 {
@@ -168,7 +175,7 @@ func TestFairPlayEndToEnd(t *testing.T) {
 		truth := s.truth("banned")
 		r.waitExact(truth, time.Minute)
 		r.waitCount(topics.DLQ, int64(s.banned))
-		r.waitCount(topics.ScoresQuarantine, int64(s.quarantined+2)) // and the audit of ban and release
+		r.waitCount(topics.ScoresQuarantine, int64(s.quarantined+2))
 
 		// A replay from offset 0 into an empty Redis.
 		p.Signal(syscall.SIGTERM)
