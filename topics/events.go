@@ -21,7 +21,8 @@ type SearchQuery struct {
 }
 
 // ScoreOp is one op on a member's score on a declared board (topic scores.updated, key =
-// member id). Score is 0 for a delete.
+// member id). Score is 0 for a delete and the operator ops (ban, unban, release), which may
+// name the board AllBoards and carry By (required) and Reason for the audit.
 type ScoreOp struct {
 	RequestID string    `json:"request_id"`
 	Board     string    `json:"board"`
@@ -32,4 +33,7 @@ type ScoreOp struct {
 	// Scope is a region or any custom scope the member is also ranked in besides the global
 	// board; "" for none.
 	Scope string `json:"scope,omitempty"`
+	// By is who issued an operator op (a user or an automation's name); Reason says why.
+	By     string `json:"by,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/lovoo/goka"
+
+	"github.com/rankstream/rankstream/internal/board"
 )
 
 // Input streams and the dead-letter topic (contract: see README).
@@ -14,6 +16,13 @@ const (
 	SearchQueries  goka.Stream = "search.queries"
 	FriendsChanged goka.Stream = "friends.changed"
 	DLQ            goka.Stream = "rankstream.dlq"
+	// ScoresQuarantine holds the score ops fair play set aside (original bytes, the
+	// dead-letter headers with the reason; key = member id) and, as the audit of the
+	// operators' actions, every ban, unban and release op applied.
+	ScoresQuarantine goka.Stream = "scores.quarantine"
+	// StepsQuarantine holds the step reports that rose faster than a human walks (original
+	// bytes, the dead-letter headers with the reason; key = user id).
+	StepsQuarantine goka.Stream = "steps.quarantine"
 	// HotPartials carries each partition's partial Top-K per window end, keyed by the window
 	// end, from the hot-search processor to its merge step.
 	HotPartials goka.Stream = "hot.partials"
@@ -30,6 +39,10 @@ const (
 // tables) unless the operator chooses another one. All topics read by one goka group must have
 // the same count, so there is exactly one knob.
 const DefaultPartitions = 8
+
+// QuarantineRetention keeps the quarantine topics (the operators' audit among them) as long
+// as the longest board retention.
+const QuarantineRetention = board.MaxRetention
 
 // DefaultStreamRetention keeps input streams long enough to replay a week of traffic plus a
 // margin; goka's own default (1 hour) would make replays impossible.
@@ -122,6 +135,12 @@ func (n Names) Specs(partitions int) []Spec {
 			"retention.ms":      msString(DefaultStreamRetention),
 			"max.message.bytes": strconv.Itoa(MaxDLQMessageBytes),
 		}},
+	}
+	for _, q := range []goka.Stream{ScoresQuarantine, StepsQuarantine} {
+		specs = append(specs, Spec{Name: string(n.Stream(q)), Partitions: partitions, Configs: map[string]string{
+			"retention.ms":      msString(QuarantineRetention),
+			"max.message.bytes": strconv.Itoa(MaxDLQMessageBytes),
+		}})
 	}
 	specs = append(specs, Spec{Name: string(n.Stream(HotPartials)), Partitions: partitions, Configs: map[string]string{
 		"retention.ms":      msString(DefaultStreamRetention),

@@ -10,12 +10,27 @@ import (
 	"github.com/rankstream/rankstream/internal/board"
 )
 
-// Ops of a score update (ScoreOp.Op).
+// Ops of a score update (ScoreOp.Op). Ban, unban and release are the operators' (fair
+// play): ban removes the member from every period of the board and refuses their later ops,
+// unban lifts a ban, release lifts the freeze a quarantined op left.
 const (
-	OpSet    = "set"
-	OpIncr   = "incr"
-	OpDelete = "delete"
+	OpSet     = "set"
+	OpIncr    = "incr"
+	OpDelete  = "delete"
+	OpBan     = "ban"
+	OpUnban   = "unban"
+	OpRelease = "release"
 )
+
+// AllBoards is the board an operator op (ban, unban, release) names to act on every declared
+// board: the record's key is the member, so one record carries it in one partition.
+const AllBoards = "*"
+
+// MaxReasonTextBytes bounds an operator op's reason.
+const MaxReasonTextBytes = 512
+
+// IsOperatorOp tells whether op is ban, unban or release.
+func IsOperatorOp(op string) bool { return op == OpBan || op == OpUnban || op == OpRelease }
 
 // GlobalScope is the name the read API gives a board's global ranking; no op may name it as
 // its scope.
@@ -50,6 +65,8 @@ type scoreWire struct {
 	Score     json.RawMessage `json:"score"`
 	TS        Timestamp       `json:"ts"`
 	Scope     string          `json:"scope"`
+	By        string          `json:"by"`
+	Reason    string          `json:"reason"`
 }
 
 // DecodeScoreOp decodes and validates one scores.updated record. recordTime is the Kafka
@@ -60,9 +77,12 @@ type scoreWire struct {
 // A record is rejected, with an error wrapping ErrInvalid that says why, when the value or
 // key breaks the rules every input shares (checkValue, checkKey); when request_id or member
 // is missing or not a valid id; when the key differs from member; when board is missing or
-// not [a-z0-9_-]{1,64}; when op is none of set, incr, delete; when score is missing, null or
+// not [a-z0-9_-]{1,64} (or AllBoards for ban, unban and release); when op is none of set, incr,
+// delete, ban, unban, release; when an operator op lacks by (a valid id) or has a scope, or its
+// reason is over MaxReasonTextBytes or not text; when by or reason come with
+// another op; when score is missing, null or
 // not a plain integer (a string, a fraction, an exponent) for set and incr, or given and not
-// a plain integer for delete (whose score is ignored); when a set's score is outside
+// a plain integer for delete, ban, unban and release (whose score is ignored); when a set's score is outside
 // [-board.MaxScore, board.MaxScore] or an incr's outside twice that (the state refuses an incr
 // that would leave the range); when ts is missing, malformed, older than MaxAge or later than
 // FutureSkew against recordTime or outside [0, MaxScoreTSMillis]; when scope is given and not a valid region-like token (at
@@ -90,6 +110,7 @@ func DecodeScoreOp(key string, value []byte, recordTime time.Time, rules ScoreRu
 	switch {
 	case w.Board == "":
 		return nil, invalid("board: missing")
+	case w.Board == AllBoards && IsOperatorOp(w.Op):
 	case !board.ValidName(w.Board):
 		return nil, invalid("board: %q is not [a-z0-9_-]{1,64}", shorten(w.Board, 64))
 	}
@@ -106,14 +127,31 @@ func DecodeScoreOp(key string, value []byte, recordTime time.Time, rules ScoreRu
 		if score, err = signedInt("score", w.Score, limit); err != nil {
 			return nil, err
 		}
+	case OpBan, OpUnban, OpRelease:
+		if err := checkID("by", w.By); err != nil {
+			return nil, err
+		}
+		if len(w.Reason) > MaxReasonTextBytes {
+			return nil, invalid("reason: %d bytes, longer than %d", len(w.Reason), MaxReasonTextBytes)
+		}
+		if err := checkText("reason", w.Reason); err != nil {
+			return nil, err
+		}
+		if err := ignoredScore(w.Score); err != nil {
+			return nil, err
+		}
+		if w.Scope != "" {
+			return nil, invalid("scope: an op %s carries no scope", w.Op)
+		}
 	case OpDelete:
-		if raw := bytes.TrimSpace(w.Score); len(raw) > 0 && string(raw) != "null" {
-			if _, err := signedInt("score", raw, 2*board.MaxScore); err != nil {
-				return nil, err
-			}
+		if err := ignoredScore(w.Score); err != nil {
+			return nil, err
 		}
 	default:
-		return nil, invalid("op: unknown %q, want set, incr or delete", shorten(w.Op, 32))
+		return nil, invalid("op: unknown %q, want set, incr, delete, ban, unban or release", shorten(w.Op, 32))
+	}
+	if !IsOperatorOp(w.Op) && (w.By != "" || w.Reason != "") {
+		return nil, invalid("by, reason: only ban, unban and release carry them")
 	}
 	if w.TS.IsZero() {
 		return nil, invalid("ts: missing")
@@ -133,7 +171,18 @@ func DecodeScoreOp(key string, value []byte, recordTime time.Time, rules ScoreRu
 		}
 	}
 	return &ScoreOp{RequestID: w.RequestID, Board: w.Board, Member: w.Member, Op: w.Op, Score: score,
-		TS: w.TS, Scope: w.Scope}, nil
+		TS: w.TS, Scope: w.Scope, By: w.By, Reason: w.Reason}, nil
+}
+
+// ignoredScore checks the score of an op that has none (delete, ban, unban, release): absent,
+// null or an integer of an incr's range, which the op ignores.
+func ignoredScore(raw json.RawMessage) error {
+	if raw = bytes.TrimSpace(raw); len(raw) > 0 && string(raw) != "null" {
+		if _, err := signedInt("score", raw, 2*board.MaxScore); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // signedInt reads a required JSON integer in [-limit, limit] written plainly: an optional

@@ -15,6 +15,9 @@ func TestDecodeScoreOp(t *testing.T) {
 	rec := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	good := `{"request_id":"r1","board":"arena","member":"m1","op":"set","score":1234,"ts":"2026-11-30T19:59:00+08:00","scope":"eu"}`
 	with := func(old, new string) string { return strings.Replace(good, old, new, 1) }
+	op := func(fields string) string {
+		return `{"request_id":"r1","member":"m1","ts":"2026-11-30T19:59:00+08:00",` + fields + `}`
+	}
 	tests := []struct {
 		name   string
 		key    string
@@ -48,7 +51,19 @@ func TestDecodeScoreOp(t *testing.T) {
 		{"null score", "m1", with("1234", "null"), ScoreOp{}, "score: null"},
 		{"delete with a bad score", "m1", with(`"set","score":1234`, `"delete","score":"x"`), ScoreOp{}, "score:"},
 		{"leading zero", "m1", with("1234", "01234"), ScoreOp{}, "json:"},
-		{"unknown op", "m1", with(`"set"`, `"ban"`), ScoreOp{}, `op: unknown "ban", want set, incr or delete`},
+		{"unknown op", "m1", with(`"set"`, `"freeze"`), ScoreOp{}, `op: unknown "freeze", want set, incr, delete, ban, unban or release`},
+		{"ban of every board", "m1", op(`"board":"*","op":"ban","by":"alice","reason":"spikes"`), ScoreOp{RequestID: "r1", Board: "*", Member: "m1", Op: "ban", By: "alice", Reason: "spikes"}, ""},
+		{"unban without a reason", "m1", op(`"board":"arena","op":"unban","by":"ops-bot"`), ScoreOp{RequestID: "r1", Board: "arena", Member: "m1", Op: "unban", By: "ops-bot"}, ""},
+		{"release", "m1", op(`"board":"arena","op":"release","by":"alice","reason":"checked: a real run"`), ScoreOp{RequestID: "r1", Board: "arena", Member: "m1", Op: "release", By: "alice", Reason: "checked: a real run"}, ""},
+		{"ban without by", "m1", op(`"board":"arena","op":"ban","reason":"x"`), ScoreOp{}, "by: missing"},
+		{"ban by a name with a space", "m1", op(`"board":"arena","op":"ban","by":"a b"`), ScoreOp{}, "by: contains U+0020"},
+		{"ban ignores its score", "m1", op(`"board":"arena","op":"ban","by":"a","score":0`), ScoreOp{RequestID: "r1", Board: "arena", Member: "m1", Op: "ban", By: "a"}, ""},
+		{"ban with a fractional score", "m1", op(`"board":"arena","op":"ban","by":"a","score":0.5`), ScoreOp{}, "score: 0.5 is not an integer"},
+		{"ban with a scope", "m1", op(`"board":"arena","op":"ban","by":"a","scope":"eu"`), ScoreOp{}, "scope: an op ban carries no scope"},
+		{"ban reason too long", "m1", op(`"board":"arena","op":"ban","by":"a","reason":"` + strings.Repeat("x", 513) + `"`), ScoreOp{}, "reason: 513 bytes, longer than 512"},
+		{"ban reason with a control character", "m1", op(`"board":"arena","op":"ban","by":"a","reason":"x\u0007"`), ScoreOp{}, "reason: contains the control"},
+		{"every board for a set", "m1", with(`"board":"arena"`, `"board":"*"`), ScoreOp{}, `board: "*" is not`},
+		{"by on a set", "m1", with(`"scope":"eu"`, `"scope":"eu","by":"alice"`), ScoreOp{}, "by, reason: only ban, unban and release carry them"},
 		{"op in capitals", "m1", with(`"set"`, `"SET"`), ScoreOp{}, "op: unknown"},
 		{"missing op", "m1", with(`"op":"set",`, ""), ScoreOp{}, "op: missing"},
 		{"op as a number", "m1", with(`"set"`, `1`), ScoreOp{}, "json:"},

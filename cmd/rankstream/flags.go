@@ -12,6 +12,7 @@ import (
 	"github.com/rankstream/rankstream/internal/app"
 	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/processors/hotmerge"
+	"github.com/rankstream/rankstream/processors/steps"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -128,12 +129,14 @@ func (k *kafkaFlags) config(stateDir string) kafka.Config {
 // stepsFlags are the rules and sink settings of the steps processor.
 type stepsFlags struct {
 	rules      topics.StepRules
+	limits     steps.Limits
 	coalesce   time.Duration
 	maxPending int
 }
 
 func (s *stepsFlags) register(fs *flag.FlagSet) {
 	registerStepRules(fs, &s.rules)
+	fs.Int64Var(&s.limits.MaxRisePerMinute, "max-steps-rate", 0, "most steps a user's day may rise per minute of event time (from local midnight, and since the day's value was reached); faster reports go to the topic steps.quarantine. 0: no limit; 250 is a brisk human walk (see docs/steps.md)")
 	fs.DurationVar(&s.coalesce, "coalesce", 500*time.Millisecond, "how long Redis writes are coalesced per user and day (per member and period for score boards) before a pipelined flush")
 	fs.IntVar(&s.maxPending, "max-pending", 200_000, "records waiting for a Redis flush before a processor (steps, scores) stops consuming (backpressure while Redis is slow or down)")
 }
@@ -182,7 +185,7 @@ func (p *pipelineFlags) pipeline(stateDir string) (app.Pipeline, error) {
 	scoreRules.FutureSkew = p.steps.rules.FutureSkew
 	return app.Pipeline{
 		Kafka: p.kafka.config(stateDir),
-		Steps: app.StepsConfig{Rules: p.steps.rules, Coalesce: p.steps.coalesce, MaxPending: p.steps.maxPending},
+		Steps: app.StepsConfig{Rules: p.steps.rules, Limits: p.steps.limits, Coalesce: p.steps.coalesce, MaxPending: p.steps.maxPending},
 		Scores: app.ScoresConfig{Boards: boards, Rules: scoreRules, Coalesce: p.steps.coalesce,
 			MaxPending: p.steps.maxPending},
 		Hot:   p.hot.cfg,

@@ -25,6 +25,7 @@ var commands = []command{
 	{"serve", "serve the query API and pages from Redis", runServe},
 	{"gateway", "serve the write API: HTTP reports into Kafka", runGateway},
 	{"topics", "create or verify the Kafka topics", runTopics},
+	{"ban", "ban, unban or release a member on one board or every board (fair play)", runBan},
 	{"replay", "move a group's offsets back to reprocess the retained input (--dry-run shows the plan)", runReplay},
 	{"reconcile", "compare Redis with the group tables (--repair rewrites the differences)", runReconcile},
 	{"migrate", "create the ClickHouse schema (idempotent)", runMigrate},

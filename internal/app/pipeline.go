@@ -58,6 +58,8 @@ type Pipeline struct {
 // StepsConfig shapes the steps processor and its Redis sink.
 type StepsConfig struct {
 	Rules topics.StepRules
+	// Limits are the rules of a user's day that depend on its state (--max-steps-rate).
+	Limits steps.Limits
 	// Coalesce is how long Redis writes are coalesced per user and day before a flush.
 	Coalesce time.Duration
 	// MaxPending is how many records may wait for a Redis flush before the processor stops
@@ -131,7 +133,7 @@ func (p Pipeline) Units(cl *kafka.Client) []Unit {
 func (p Pipeline) runSteps(ctx context.Context) error {
 	kc, log := p.Kafka, p.Log
 	sink := rsredis.NewStepsWriter(p.Redis, rsredis.StepsOptions{FlushOptions: rsredis.FlushOptions{Interval: p.Steps.Coalesce, MaxPending: p.Steps.MaxPending, Logger: log}, Retention: p.Steps.Rules.Retention})
-	cfg := steps.Config{Names: kc.Names, Rules: p.Steps.Rules, Sink: sink, Log: log}
+	cfg := steps.Config{Names: kc.Names, Rules: p.Steps.Rules, Limits: p.Steps.Limits, Sink: sink, Log: log}
 	return runWithSink(ctx, sink, func(ctx context.Context) error {
 		return steps.Run(ctx, cfg, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(steps.Group), log)...)
 	})

@@ -44,6 +44,11 @@ type Spec struct {
 	Seasons   []SeasonSpec
 	Retention string // "<n>h", "<n>d" or "<n>w"; "": DefaultRetention
 	Shards    string // 1..MaxShards; "": 1
+	// MaxIncr, MaxRateOps and MaxRatePoints are the fair-play limits (max_incr, max_rate.ops,
+	// max_rate.points): whole numbers, "" for none.
+	MaxIncr, MaxRateOps, MaxRatePoints string
+	// HasMaxRate tells that max_rate was given (it must then name ops, points or both).
+	HasMaxRate bool
 }
 
 // SeasonSpec is a season as declared: local dates yyyy-mm-dd, End exclusive.
@@ -60,7 +65,32 @@ type Board struct {
 	Seasons   []Season
 	Retention time.Duration
 	Shards    int
+	FairPlay  FairPlay
 }
+
+// FairPlay are a board's anti-cheat limits; a zero field is no limit. An op breaking one is
+// quarantined instead of applied, and the member's entries on the board are frozen until an
+// operator releases or bans them (processors/scores).
+type FairPlay struct {
+	// MaxIncr: an op that lifts the member by more than this at once (an incr by more, or a
+	// set more above the member's best current score on the periods it names) is quarantined.
+	MaxIncr int64
+	// MaxRateOps and MaxRatePoints: more than this many ops, or more points of rise, by one
+	// member in one minute of event time (UTC minutes of the ops' ts) are quarantined.
+	MaxRateOps, MaxRatePoints int64
+}
+
+// Limits of the fair-play settings.
+const (
+	// MaxRateOpsLimit bounds max_rate.ops.
+	MaxRateOpsLimit = 1_000_000
+)
+
+// Limited tells whether any limit is set.
+func (f FairPlay) Limited() bool { return f.MaxIncr > 0 || f.MaxRateOps > 0 || f.MaxRatePoints > 0 }
+
+// RateLimited tells whether a per-minute limit is set.
+func (f FairPlay) RateLimited() bool { return f.MaxRateOps > 0 || f.MaxRatePoints > 0 }
 
 // Season is a named span of local dates [Start, End) of a board.
 type Season struct {
@@ -146,7 +176,35 @@ func NewBoard(s Spec) (*Board, error) {
 	if err := b.setSeasons(s.Seasons); err != nil {
 		return nil, err
 	}
+	if err := b.setFairPlay(s); err != nil {
+		return nil, err
+	}
 	return b, nil
+}
+
+func (b *Board) setFairPlay(s Spec) error {
+	for _, f := range []struct {
+		field, text string
+		limit       int64
+		dst         *int64
+	}{
+		{"max_incr", s.MaxIncr, 2 * MaxScore, &b.FairPlay.MaxIncr},
+		{"max_rate.ops", s.MaxRateOps, MaxRateOpsLimit, &b.FairPlay.MaxRateOps},
+		{"max_rate.points", s.MaxRatePoints, 2 * MaxScore, &b.FairPlay.MaxRatePoints},
+	} {
+		if f.text == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(f.text, 10, 64)
+		if err != nil || n < 1 || n > f.limit || f.text[0] == '+' {
+			return fieldErr(f.field, ErrInvalid, "%q is not a whole number in 1..%d", f.text, f.limit)
+		}
+		*f.dst = n
+	}
+	if s.HasMaxRate && !b.FairPlay.RateLimited() {
+		return fieldErr("max_rate", ErrMissing, "want ops, points or both (per member and minute of event time)")
+	}
+	return nil
 }
 
 func (b *Board) setSeasons(specs []SeasonSpec) error {

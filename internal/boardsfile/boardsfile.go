@@ -65,6 +65,8 @@ func Load(path string) ([]*board.Board, error) {
 //	    seasons: [{name: s1, start: 2026-09-01, end: 2026-12-01}]
 //	    retention: 30d
 //	    shards: 16
+//	    max_incr: 1000                       # fair play (optional)
+//	    max_rate: {ops: 60, points: 5000}    # per member and minute of event time
 //
 // Unknown keys, keys given twice, anchors and aliases, and values of the wrong shape are
 // rejected like the rules of internal/board (board.NewBoards).
@@ -208,12 +210,23 @@ func (p *parser) root(root *yaml.Node) ([]board.Spec, error) {
 
 func (p *parser) board(n *yaml.Node, field string) (board.Spec, error) {
 	var s board.Spec
-	m, err := p.mapping(n, field, "name", "periods", "tz", "seasons", "retention", "shards")
+	m, err := p.mapping(n, field, "name", "periods", "tz", "seasons", "retention", "shards", "max_incr", "max_rate")
 	if err != nil {
 		return s, err
 	}
-	if err := p.scalars(m, field, []string{"name", "tz", "retention", "shards"}, &s.Name, &s.TZ, &s.Retention, &s.Shards); err != nil {
+	if err := p.scalars(m, field, []string{"name", "tz", "retention", "shards", "max_incr"}, &s.Name, &s.TZ, &s.Retention, &s.Shards, &s.MaxIncr); err != nil {
 		return s, err
+	}
+	if m["max_rate"] != nil {
+		rf := field + ".max_rate"
+		rm, err := p.mapping(m["max_rate"], rf, "ops", "points")
+		if err != nil {
+			return s, err
+		}
+		if err := p.scalars(rm, rf, []string{"ops", "points"}, &s.MaxRateOps, &s.MaxRatePoints); err != nil {
+			return s, err
+		}
+		s.HasMaxRate = true
 	}
 	if m["periods"] != nil {
 		list, err := p.sequence(m["periods"], field+".periods")

@@ -21,6 +21,8 @@ boards:
       - {name: s1, start: 2026-09-01, end: 2026-12-01}
     retention: 30d
     shards: 16
+    max_incr: 1000
+    max_rate: {ops: 60, points: 5000}
   - name: sales_q-4
     periods: [d]
     tz: America/New_York
@@ -46,8 +48,11 @@ func TestParseGoodFile(t *testing.T) {
 	if got := a.Seasons[0].StartAt.UTC().Format(time.RFC3339); got != "2026-08-31T16:00:00Z" {
 		t.Fatalf("s1 starts at %s", got)
 	}
-	// The defaults: retention 7 days, one shard.
-	if s.Name != "sales_q-4" || s.Retention != board.DefaultRetention || s.Shards != 1 || len(s.Seasons) != 0 {
+	if a.FairPlay != (board.FairPlay{MaxIncr: 1000, MaxRateOps: 60, MaxRatePoints: 5000}) {
+		t.Fatalf("arena's fair play: %+v", a.FairPlay)
+	}
+	// The defaults: retention 7 days, one shard, no fair-play limit.
+	if s.Name != "sales_q-4" || s.Retention != board.DefaultRetention || s.Shards != 1 || len(s.Seasons) != 0 || s.FairPlay.Limited() {
 		t.Fatalf("sales_q-4: %+v", s)
 	}
 }
@@ -109,6 +114,14 @@ func TestParseNamesLineAndField(t *testing.T) {
 		{"alias", "boards:\n  - name: &n a\n    periods: [d]\n    tz: UTC\n", 2, 11, "boards[0].name", board.ErrInvalid, "aliases"},
 		{"board not a mapping", "boards:\n  - arena\n", 2, 5, "boards[0]", board.ErrInvalid, "mapping"},
 		{"null value", "boards:\n  - name:\n    periods: [d]\n    tz: UTC\n", 2, 10, "boards[0].name", board.ErrInvalid, "single value"},
+		{"max_incr 0", head + "    max_incr: 0\n", 5, 15, "boards[0].max_incr", board.ErrInvalid, "1..281474976710656"},
+		{"max_incr not a number", head + "    max_incr: 1e3\n", 5, 15, "boards[0].max_incr", board.ErrInvalid, `"1e3"`},
+		{"max_incr above twice the score range", head + "    max_incr: 281474976710657\n", 5, 15, "boards[0].max_incr", board.ErrInvalid, "1..281474976710656"},
+		{"max_rate empty", head + "    max_rate: {}\n", 5, 15, "boards[0].max_rate", board.ErrMissing, "ops, points or both"},
+		{"max_rate a number", head + "    max_rate: 60\n", 5, 15, "boards[0].max_rate", board.ErrInvalid, "mapping of ops, points"},
+		{"max_rate unknown key", head + "    max_rate: {ops: 6, per: 1m}\n", 5, 24, "boards[0].max_rate.per", board.ErrInvalid, "unknown key"},
+		{"max_rate ops negative", head + "    max_rate:\n      ops: -1\n", 6, 12, "boards[0].max_rate.ops", board.ErrInvalid, "1..1000000"},
+		{"max_rate points too many", head + "    max_rate: {points: 281474976710657}\n", 5, 24, "boards[0].max_rate.points", board.ErrInvalid, "1..281474976710656"},
 		{"two documents", "boards: []\n---\nboards: []\n", 2, 1, "", board.ErrInvalid, "one YAML document"},
 	}
 	for _, tt := range tests {

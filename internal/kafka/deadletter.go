@@ -19,17 +19,34 @@ import (
 // most once a second per processor (obs.LogLimiter), through the logger of the Run
 // running the processor.
 func DeadLetter(ctx goka.Context, dlq goka.Stream, value []byte, reason error) {
+	obs.DeadLettered(string(ctx.Group()), string(ctx.Topic()), topics.DeadLetterClass(reason)).Inc()
+	SetAside(ctx, dlq, value, reason, slog.LevelWarn, "record dead-lettered")
+}
+
+// Quarantine sends the current record to a quarantine topic (topics.ScoresQuarantine,
+// topics.StepsQuarantine) as DeadLetter does, for a fair-play rule (max_incr, max_rate,
+// frozen, max_rise): counted in rankstream_quarantined_total{group,topic,rule} and logged at warn
+// with the same rate limit. The graph must declare goka.Output(to, topics.Raw{}).
+func Quarantine(ctx goka.Context, to goka.Stream, value []byte, rule string, reason error) {
+	obs.Quarantined(string(ctx.Group()), string(ctx.Topic()), rule).Inc()
+	SetAside(ctx, to, value, reason, slog.LevelWarn, "record quarantined")
+}
+
+// SetAside sends the current record's key and value to topic to with the dead-letter headers
+// (topics.NewDeadLetter) and the reason, and logs it at level, at most once a second per
+// processor. DeadLetter and Quarantine count what they set aside; the scores processor also
+// records its operators' ops with it, as their audit.
+func SetAside(ctx goka.Context, to goka.Stream, value []byte, reason error, level slog.Level, msg string) {
 	src := string(ctx.Topic())
 	dl := topics.NewDeadLetter(src, ctx.Partition(), ctx.Offset(), ctx.Key(), value, reason.Error())
-	ctx.Emit(dlq, dl.Key, dl.Value, goka.WithCtxEmitHeaders(dl.Headers))
-	obs.DeadLettered(string(ctx.Group()), src, topics.DeadLetterClass(reason)).Inc()
+	ctx.Emit(to, dl.Key, dl.Value, goka.WithCtxEmitHeaders(dl.Headers))
 	dlog := deadLetterLogOf(ctx.Context())
 	log := dlog.log
 	if log == nil {
 		log = slog.Default()
 	}
-	dlog.lim.Log(ctx.Context(), log, slog.LevelWarn, "record dead-lettered",
-		"topic", src, "partition", ctx.Partition(), "offset", ctx.Offset(), "value_bytes", len(value),
+	dlog.lim.Log(ctx.Context(), log, level, msg,
+		"topic", src, "to", string(to), "partition", ctx.Partition(), "offset", ctx.Offset(), "value_bytes", len(value),
 		"reason", string(dl.Headers[topics.HeaderReason]))
 }
 

@@ -23,6 +23,12 @@ var (
 	deadLettered = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "rankstream_dead_lettered_total", Help: "Records sent to the dead-letter topic, by consumer group, source topic and reason (the field the record broke: ts, steps, json, value, ...; other for any other failure).",
 	}, []string{"group", "topic", "reason"})
+	quarantined = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "rankstream_quarantined_total", Help: "Records fair play set aside in a quarantine topic instead of applying them, by consumer group, source topic and rule (max_incr, max_rate, frozen; steps: max_rise).",
+	}, []string{"group", "topic", "rule"})
+	OperatorOps = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "rankstream_operator_ops_total", Help: "Operator ops (ban, unban, release) applied and recorded in the quarantine topic as the audit, by op.",
+	}, []string{"op"})
 	HotDropped = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "rankstream_hot_dropped_total", Help: "Search queries the hot-search windows dropped, by reason: late (their window was already emitted), early (further ahead than the lookahead), full (a window held 2^32-1 events). A restart counts the drops of the loop records it re-reads again.",
 	}, []string{"reason"})
@@ -105,6 +111,12 @@ func EventsOutcome(group, topic, outcome string) prometheus.Counter {
 // reason (a bounded class: topics.DeadLetterClass).
 func DeadLettered(group, topic, reason string) prometheus.Counter {
 	return deadLettered.WithLabelValues(group, topic, reason)
+}
+
+// Quarantined is the counter of records of topic that group set aside in a quarantine topic
+// for a fair-play rule.
+func Quarantined(group, topic, rule string) prometheus.Counter {
+	return quarantined.WithLabelValues(group, topic, rule)
 }
 
 // ObserveHTTP counts one request of route answered with code after d, in

@@ -10,8 +10,18 @@ import (
 	"github.com/rankstream/rankstream/topics"
 )
 
-// stateVersion is the version byte of the state's encoding.
-const stateVersion = 1
+// Versions of the state's encoding. Version 1 had no fair play (flags, rate minutes); it is
+// still decoded (neither banned nor frozen, no minute counted).
+const (
+	stateVersion1 = 1
+	stateVersion  = 2
+)
+
+// Flags of a board's state (version 2).
+const (
+	flagBanned = 1 << iota
+	flagFrozen
+)
 
 // Bounds of a decoded state (Apply keeps far below them).
 const (
@@ -20,9 +30,10 @@ const (
 	maxStringSize = 1 << 10
 )
 
-// MarshalBinary encodes the state: a version byte, then per board its name, floor, request
-// ids (hash fixed 8 bytes, ts) and entries (period, id, end, presence, score, reach time,
-// scope, scopes left), counts and numbers as varints.
+// MarshalBinary encodes the state: a version byte, then per board its name, floor, flags
+// (banned, frozen), rate minutes (minute, ops, points), request ids (hash fixed 8 bytes, ts)
+// and entries (period, id, end, presence, score, reach time, scope, scopes left), counts and
+// numbers as varints.
 func (s *State) MarshalBinary() ([]byte, error) {
 	b := make([]byte, 0, 16+len(s.Boards)*64)
 	b = append(b, stateVersion)
@@ -30,6 +41,20 @@ func (s *State) MarshalBinary() ([]byte, error) {
 	for _, bs := range s.Boards {
 		b = topics.AppendString(b, bs.Board)
 		b = binary.AppendVarint(b, bs.FloorMs)
+		flags := byte(0)
+		if bs.Banned {
+			flags |= flagBanned
+		}
+		if bs.Frozen {
+			flags |= flagFrozen
+		}
+		b = append(b, flags)
+		b = binary.AppendUvarint(b, uint64(len(bs.Rate)))
+		for _, r := range bs.Rate {
+			b = binary.AppendVarint(b, r.Minute)
+			b = binary.AppendVarint(b, r.Ops)
+			b = binary.AppendVarint(b, r.Points)
+		}
 		b = binary.AppendUvarint(b, uint64(len(bs.Requests)))
 		for _, r := range bs.Requests {
 			b = binary.LittleEndian.AppendUint64(b, r.Hash)
@@ -64,13 +89,28 @@ var ErrCorruptState = errors.New("scores: corrupt state")
 // (orders, ranges, bounds) and touches the receiver only on success.
 func (s *State) UnmarshalBinary(data []byte) error {
 	d := topics.NewBinaryReader(data, ErrCorruptState)
-	if v := d.Byte(); v != stateVersion {
+	v := d.Byte()
+	if v != stateVersion && v != stateVersion1 {
 		return fmt.Errorf("%w: version %d", ErrCorruptState, v)
 	}
 	boards := make([]BoardState, 0, d.Count(maxBoards))
 	for range cap(boards) {
 		bs := BoardState{Board: d.String(maxStringSize), FloorMs: d.Varint()}
 		d.Check(board.ValidName(bs.Board) && (len(boards) == 0 || boards[len(boards)-1].Board < bs.Board))
+		if v == stateVersion {
+			flags := d.Byte()
+			d.Check(flags&^(flagBanned|flagFrozen) == 0)
+			bs.Banned, bs.Frozen = flags&flagBanned != 0, flags&flagFrozen != 0
+			if n := d.Count(RateMinutes); n > 0 {
+				bs.Rate = make([]RateMinute, 0, n)
+				for range n {
+					r := RateMinute{Minute: d.Varint(), Ops: d.Varint(), Points: d.Varint()}
+					d.Check(r.Ops > 0 && r.Points >= 0 && (len(bs.Rate) == 0 || bs.Rate[len(bs.Rate)-1].Minute < r.Minute))
+					bs.Rate = append(bs.Rate, r)
+				}
+				d.Check(bs.Rate[n-1].Minute-bs.Rate[0].Minute < RateMinutes)
+			}
+		}
 		bs.Requests = make([]Request, 0, d.Count(MaxRequests))
 		for range cap(bs.Requests) {
 			r := Request{Hash: binary.LittleEndian.Uint64(d.Bytes(8)), TSMs: d.Varint()}
@@ -87,7 +127,7 @@ func (s *State) UnmarshalBinary(data []byte) error {
 			}
 			bs.Entries = append(bs.Entries, e)
 		}
-		d.Check(len(bs.Entries)+len(bs.Requests) > 0)
+		d.Check(len(bs.Entries)+len(bs.Requests) > 0 || bs.Banned || bs.Frozen)
 		boards = append(boards, bs)
 	}
 	if d.Err() != nil {

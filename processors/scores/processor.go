@@ -2,8 +2,10 @@ package scores
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
@@ -42,10 +44,10 @@ type Config struct {
 
 type processor struct {
 	Config
-	boards   map[string]*board.Board
-	dlq      goka.Stream
-	in       prometheus.Counter
-	outcomes [2]prometheus.Counter // by Outcome
+	boards          map[string]*board.Board
+	dlq, quarantine goka.Stream
+	in              prometheus.Counter
+	outcomes        [2]prometheus.Counter // by Outcome
 }
 
 // Graph returns the processor's group graph.
@@ -54,7 +56,8 @@ func Graph(cfg Config) *goka.GroupGraph { return newProcessor(cfg).graph() }
 func newProcessor(cfg Config) *processor {
 	group, topic := string(cfg.Names.Group(Group)), string(cfg.Names.Stream(topics.ScoresUpdated))
 	p := &processor{Config: cfg, boards: make(map[string]*board.Board, len(cfg.Boards)),
-		dlq: cfg.Names.Stream(topics.DLQ), in: obs.EventsIn(group, topic)}
+		dlq: cfg.Names.Stream(topics.DLQ), quarantine: cfg.Names.Stream(topics.ScoresQuarantine),
+		in: obs.EventsIn(group, topic)}
 	for _, b := range cfg.Boards {
 		p.boards[b.Name] = b
 	}
@@ -70,6 +73,7 @@ func (p *processor) graph() *goka.GroupGraph {
 		goka.Input(cfg.Names.Stream(topics.ScoresUpdated), topics.Raw{}, p.process),
 		goka.Persist(topics.Binary[State, *State]{}),
 		goka.Output(p.dlq, topics.Raw{}),
+		goka.Output(p.quarantine, topics.Raw{}),
 	)
 }
 
@@ -86,7 +90,8 @@ func Run(ctx context.Context, cfg Config, brokers []string, opts ...goka.Process
 	return nil
 }
 
-var kinds = map[string]Kind{topics.OpSet: Set, topics.OpIncr: Incr, topics.OpDelete: Delete}
+var kinds = map[string]Kind{topics.OpSet: Set, topics.OpIncr: Incr, topics.OpDelete: Delete,
+	topics.OpBan: Ban, topics.OpUnban: Unban, topics.OpRelease: Release}
 
 // process decodes, applies and hands over one record. Every valid record, a duplicate
 // included, hands its entries to the sink: the table may hold an op whose store write never
@@ -94,41 +99,90 @@ var kinds = map[string]Kind{topics.OpSet: Set, topics.OpIncr: Incr, topics.OpDel
 // skips what it handed already since it took the partition; an op here names up to six
 // periods times their scopes, so the same skip would cost a comparison of all of them for
 // a write that the sink coalesces anyway.
+//
+// A set or incr that breaks its board's fair play goes to the quarantine topic instead (the
+// member is frozen there). An operator op (ban, unban, release) of board "*" applies to every
+// declared board, in the boards file's order; each one applied is recorded in the quarantine
+// topic, as the audit (its original bytes carry who and why, the reason header the op).
 func (p *processor) process(ctx goka.Context, msg any) {
 	p.in.Inc()
 	done := ctx.DeferCommit()
 	value, _ := msg.([]byte)
-	fail := func(err error, us []board.ScoreUpdate) {
+	fail := func(err error) {
 		kafka.DeadLetter(ctx, p.dlq, value, err)
-		p.Sink.Submit(us, done)
+		p.Sink.Submit(nil, done)
 	}
 	rec := ctx.Timestamp()
 	o, err := topics.DecodeScoreOp(ctx.Key(), value, rec, p.Rules)
 	if err != nil {
-		fail(err, nil)
+		fail(err)
 		return
 	}
-	b, ok := p.boards[o.Board]
-	if !ok {
-		fail(fmt.Errorf("board: %q is not declared in the boards file", o.Board), nil)
-		return
-	}
-	if !inAnyPeriod(b, o.TS.Time) {
-		fail(fmt.Errorf("ts: %s is in no season of board %q", o.TS.UTC().Format(time.RFC3339Nano), b.Name), nil)
-		return
+	targets := p.Boards
+	if o.Board != topics.AllBoards {
+		b, ok := p.boards[o.Board]
+		if !ok {
+			fail(fmt.Errorf("board: %q is not declared in the boards file", o.Board))
+			return
+		}
+		if !topics.IsOperatorOp(o.Op) && !inAnyPeriod(b, o.TS.Time) {
+			fail(fmt.Errorf("ts: %s is in no season of board %q", o.TS.UTC().Format(time.RFC3339Nano), b.Name))
+			return
+		}
+		targets = []*board.Board{b}
 	}
 	s := state(ctx)
-	res, err := s.Apply(b, Op{RequestHash: xxhash.Sum64String(o.RequestID), Member: o.Member, Kind: kinds[o.Op],
-		Score: o.Score, TSMs: o.TS.Millis(), Scope: o.Scope}, rec.UnixMilli(), p.Rules.FutureSkew)
-	if res.Changed { // a refused op may have changed the state too: its request id, pruning
+	op := Op{RequestHash: xxhash.Sum64String(o.RequestID), Member: o.Member, Kind: kinds[o.Op],
+		Score: o.Score, TSMs: o.TS.Millis(), Scope: o.Scope}
+	var (
+		ups     []board.ScoreUpdate
+		errs    []error
+		changed bool
+		applied []string // boards an operator op was applied to
+	)
+	for _, b := range targets {
+		res, err := s.Apply(b, op, rec.UnixMilli(), p.Rules.FutureSkew)
+		changed = changed || res.Changed // a refused op may have changed the state too: its request id, pruning
+		if err != nil {
+			if o.Board == topics.AllBoards {
+				err = fmt.Errorf("board %q: %w", b.Name, err)
+			}
+			errs = append(errs, err)
+			ups = append(ups, res.Updates...) // the entries as they are after ErrForgotten, else none
+			continue
+		}
+		p.outcomes[res.Outcome].Inc()
+		ups = append(ups, res.Updates...)
+		if res.Outcome == Applied && op.Kind >= Ban {
+			applied = append(applied, b.Name)
+		}
+	}
+	if changed {
 		ctx.SetValue(s)
 	}
-	if err != nil {
-		fail(err, res.Updates) // the entries as they are after ErrForgotten, else none
-		return
+	if len(applied) > 0 {
+		obs.OperatorOps.WithLabelValues(o.Op).Inc()
+		kafka.SetAside(ctx, p.quarantine, value, fmt.Errorf("%s by %s on %s: %s", o.Op, o.By, strings.Join(applied, ","), o.Reason),
+			slog.LevelInfo, "operator op recorded")
 	}
-	p.outcomes[res.Outcome].Inc()
-	p.Sink.Submit(res.Updates, done)
+	switch err := errors.Join(errs...); {
+	case err == nil:
+	case len(errs) == 1 && Quarantined(errs[0]):
+		kafka.Quarantine(ctx, p.quarantine, value, rule(errs[0]), errs[0])
+	default:
+		kafka.DeadLetter(ctx, p.dlq, value, err)
+	}
+	p.Sink.Submit(ups, done)
+}
+
+// rule names the fair-play rule of a Quarantined error, for the metric.
+func rule(err error) string {
+	for _, r := range []error{ErrMaxIncr, ErrMaxRate, ErrFrozen} {
+		if errors.Is(err, r) {
+			return r.Error()
+		}
+	}
+	return "other"
 }
 
 // inAnyPeriod tells whether t is in a period of b: always, unless seasons are its only

@@ -43,10 +43,10 @@ func (s *recordingSink) count() int {
 }
 
 type harness struct {
-	tt    *tester.Tester
-	sink  *recordingSink
-	dlq   *tester.QueueTracker
-	names topics.Names
+	tt              *tester.Tester
+	sink            *recordingSink
+	dlq, quarantine *tester.QueueTracker
+	names           topics.Names
 }
 
 func testBoards(t *testing.T) []*board.Board {
@@ -55,6 +55,7 @@ func testBoards(t *testing.T) []*board.Board {
 		{Name: "arena", Periods: []string{"d", "w", "total"}, TZ: "Asia/Shanghai", Retention: "2d"},
 		{Name: "cup", Periods: []string{"season"}, TZ: "UTC",
 			Seasons: []board.SeasonSpec{{Name: "s1", Start: "2026-11-01", End: "2026-12-01"}}},
+		{Name: "fp", Periods: []string{"d", "total"}, TZ: "UTC", MaxIncr: "100", MaxRateOps: "3"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -81,6 +82,7 @@ func newHarness(t *testing.T) *harness {
 		}
 	})
 	h.dlq = h.tt.NewQueueTracker(string(h.names.Stream(topics.DLQ)))
+	h.quarantine = h.tt.NewQueueTracker(string(h.names.Stream(topics.ScoresQuarantine)))
 	return h
 }
 
@@ -160,7 +162,7 @@ func TestInvalidOpsGoToTheDeadLetterTopic(t *testing.T) {
 	h := newHarness(t)
 	for _, tc := range []struct{ key, value, reason string }{
 		{"m1", `{"request_id":"a","board":"nope","member":"m1","op":"set","score":1,"ts":1796040000000}`, `board: "nope" is not declared`},
-		{"m1", `{"request_id":"a","board":"arena","member":"m1","op":"ban","score":1,"ts":1796040000000}`, "op: unknown"},
+		{"m1", `{"request_id":"a","board":"arena","member":"m1","op":"freeze","score":1,"ts":1796040000000}`, "op: unknown"},
 		{"m1", `{"request_id":"a","board":"arena","member":"m1","op":"set","score":1.5,"ts":1796040000000}`, "is not an integer"},
 		{"m2", `{"request_id":"a","board":"arena","member":"m1","op":"set","score":1,"ts":1796040000000}`, "does not match member"},
 		{"m1", `{"board":"arena","member":"m1","op":"set","score":1,"ts":1796040000000}`, "request_id: missing"},
@@ -208,5 +210,70 @@ func TestInvalidOpsGoToTheDeadLetterTopic(t *testing.T) {
 	}
 	if us := h.sink.last(); len(us) != 3 || us[0].Score != board.MaxScore {
 		t.Fatalf("the redelivered refused op handed %+v", us)
+	}
+}
+
+// TestFairPlayQuarantinesAndBans: a spike goes to the quarantine topic with its original bytes
+// and reason, hands no entry, and freezes the member (their next ops are quarantined too, the
+// entries stay); a ban of every board ("*") removes the member from every period of each, is
+// recorded in the quarantine topic with who and why, and sends their later ops to the
+// dead-letter topic with the reason banned; an honest member next to them is untouched.
+func TestFairPlayQuarantinesAndBans(t *testing.T) {
+	h := newHarness(t)
+	op := func(req, member, body string) string {
+		return `{"request_id":"` + req + `","member":"` + member + `","ts":"2026-11-30T11:00:00Z",` + body + `}`
+	}
+	next := func(q *tester.QueueTracker, what string) (string, string) {
+		t.Helper()
+		hdr, _, value, ok := q.NextRawWithHeaders()
+		if !ok {
+			t.Fatalf("%s: nothing in the topic", what)
+		}
+		return string(hdr[topics.HeaderReason]), string(value)
+	}
+	h.consume("m1", op("a", "m1", `"board":"fp","op":"incr","score":100`))
+	h.consume("m2", op("a", "m2", `"board":"fp","op":"incr","score":100`))
+	spike := op("b", "m1", `"board":"fp","op":"incr","score":101`)
+	h.consume("m1", spike)
+	if reason, value := next(h.quarantine, "the spike"); value != spike || !strings.HasPrefix(reason, "max_incr: rise 101 above 100") {
+		t.Fatalf("quarantined %q with reason %q", value, reason)
+	}
+	if h.sink.last() != nil {
+		t.Fatalf("a quarantined op handed %+v", h.sink.last())
+	}
+	h.consume("m1", op("c", "m1", `"board":"fp","op":"incr","score":1`))
+	if reason, _ := next(h.quarantine, "an op of the frozen member"); !strings.HasPrefix(reason, "frozen: ") {
+		t.Fatalf("reason %q", reason)
+	}
+	h.consume("m1", op("d", "m1", `"board":"arena","op":"set","score":7`)) // another board: not frozen
+	if u := h.sink.last(); len(u) != 3 || !u[0].Present {
+		t.Fatalf("arena: %+v", u)
+	}
+
+	ban := op("e", "m1", `"board":"*","op":"ban","by":"alice","reason":"spikes"`)
+	h.consume("m1", ban)
+	if reason, value := next(h.quarantine, "the ban's audit"); value != ban || reason != "ban by alice on arena,cup,fp: spikes" {
+		t.Fatalf("audit %q: %q", value, reason)
+	}
+	removed := map[string]int{}
+	for _, u := range h.sink.last() {
+		if u.Present {
+			t.Fatalf("after the ban: %+v", u)
+		}
+		removed[u.Board]++
+	}
+	if removed["arena"] != 3 || removed["fp"] != 2 || len(removed) != 2 {
+		t.Fatalf("the ban removed %v, want every period of arena (3) and fp (2)", removed)
+	}
+	h.consume("m1", op("f", "m1", `"board":"fp","op":"incr","score":1`))
+	if reason, _, _, ok := h.dlq.NextRawWithHeaders(); !ok || !strings.HasPrefix(string(reason[topics.HeaderReason]), "banned: ") {
+		t.Fatalf("an op of a banned member: dead letter %v, reason %q", ok, reason[topics.HeaderReason])
+	}
+	h.consume("m2", op("b", "m2", `"board":"fp","op":"incr","score":100`))
+	if u := find(t, h.sink.last(), board.PeriodTotal); u.Member != "m2" || !u.Present || u.Score != 200 {
+		t.Fatalf("the honest member: %+v", u)
+	}
+	if _, _, ok := h.quarantine.Next(); ok {
+		t.Fatal("more in the quarantine topic")
 	}
 }

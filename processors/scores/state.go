@@ -40,16 +40,43 @@ var (
 	ErrForgotten     = errors.New("scores: request id not remembered and its ts is not after the newest forgotten id's: it may have been applied already")
 	ErrTooManyScopes = fmt.Errorf("scores: more than %d distinct scopes for one member in one period", MaxScopesPerPeriod)
 	ErrBadOp         = errors.New("scores: unknown op")
+	// ErrBanned refuses a set, incr or delete of a member banned from the board (the
+	// dead-letter reason starts with "banned").
+	ErrBanned = errors.New("banned")
 )
+
+// Fair-play refusals (board.FairPlay): the op is quarantined, not applied, and the member is
+// frozen on the board: their entries stay as they are, and every later set or incr is
+// quarantined too (ErrFrozen) until a release or a ban. Like the other refusals for the state
+// met, the op's request id is used up. Quarantined tells them from the other errors.
+var (
+	ErrMaxIncr = errors.New("max_incr")
+	ErrMaxRate = errors.New("max_rate")
+	ErrFrozen  = errors.New("frozen")
+)
+
+// Quarantined tells whether err is a fair-play refusal: the record goes to the quarantine
+// topic, not the dead-letter topic.
+func Quarantined(err error) bool {
+	return errors.Is(err, ErrMaxIncr) || errors.Is(err, ErrMaxRate) || errors.Is(err, ErrFrozen)
+}
+
+// RateMinutes is how many minutes of event time a member's op counts are kept per board for
+// max_rate: the minute of the newest op and the 59 before it. An op older than that counts in
+// the oldest kept minute, so going back in ts never escapes the limit.
+const RateMinutes = 60
 
 // Kind is what an op does.
 type Kind uint8
 
 // Kinds of ops.
 const (
-	Set    Kind = iota + 1 // the score becomes Op.Score
-	Incr                   // the score grows by Op.Score (which may be negative)
-	Delete                 // the member leaves every period of the board
+	Set     Kind = iota + 1 // the score becomes Op.Score
+	Incr                    // the score grows by Op.Score (which may be negative)
+	Delete                  // the member leaves every period of the board
+	Ban                     // Delete, and every later set, incr or delete is refused (ErrBanned)
+	Unban                   // lifts a ban; the member starts again from nothing
+	Release                 // lifts a freeze; the member's entries go on from where they were
 )
 
 func (k Kind) String() string {
@@ -60,6 +87,12 @@ func (k Kind) String() string {
 		return "incr"
 	case Delete:
 		return "delete"
+	case Ban:
+		return "ban"
+	case Unban:
+		return "unban"
+	case Release:
+		return "release"
 	}
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
@@ -108,6 +141,20 @@ type BoardState struct {
 	// FloorMs is the newest ts of a forgotten request id (math.MinInt64: none): an op with
 	// an unknown id is applied only if its ts is after it.
 	FloorMs int64
+	// Banned: the member was banned from the board (Ban) and not unbanned since.
+	Banned bool
+	// Frozen: an op of the member broke the board's fair play, and no operator released or
+	// banned them since; their set and incr ops are quarantined.
+	Frozen bool
+	// Rate are the member's op counts per minute of event time, sorted by minute, spanning
+	// less than RateMinutes; only on a board with max_rate.
+	Rate []RateMinute
+}
+
+// RateMinute counts the applied set and incr ops of a member in one minute of event time
+// (epoch minutes, UTC) and the points they rose by (FairPlay.MaxRatePoints).
+type RateMinute struct {
+	Minute, Ops, Points int64
 }
 
 // State is a member's group-table value: its state on every board it has ops on, sorted by
@@ -159,11 +206,19 @@ type Result struct {
 // applied once changes nothing afterwards, whatever the retry carries. An op that would put
 // any period's score outside [-board.MaxScore, board.MaxScore] is refused whole.
 //
+// Fair play (b.FairPlay): a set or incr that rises more than MaxIncr (an incr by its amount;
+// a set by how far it lifts the member above their best present score on the periods it
+// names, from 0 when on none), or that would make the member's ops in its minute of event
+// time more than MaxRateOps or their rises more than MaxRatePoints, is refused (ErrMaxIncr,
+// ErrMaxRate) and freezes the member on the board: later sets and incrs are refused
+// (ErrFrozen) until Release or Ban. Ban deletes the member from every period of the board and
+// refuses their later set, incr and delete (ErrBanned) until Unban.
+//
 // Ops of one board apply in record order; boards are independent of each other.
 func (s *State) Apply(b *board.Board, op Op, recordMs int64, skew time.Duration) (Result, error) {
 	horizon := recordMs - b.Retention.Milliseconds()
 	switch {
-	case op.Kind < Set || op.Kind > Delete:
+	case op.Kind < Set || op.Kind > Release:
 		return Result{}, fmt.Errorf("%w: %v", ErrBadOp, op.Kind)
 	case op.TSMs < horizon:
 		return Result{}, fmt.Errorf("%w: ts %s, retention %s", ErrTooOld, fmtMs(op.TSMs), b.Retention)
@@ -182,7 +237,7 @@ func (s *State) Apply(b *board.Board, op Op, recordMs int64, skew time.Duration)
 	pruned := bs.prune(horizon, recordMs, b.Retention)
 	res, err := bs.apply(b, op)
 	res.Changed = res.Changed || pruned && found
-	if len(bs.Entries) == 0 && len(bs.Requests) == 0 {
+	if len(bs.Entries) == 0 && len(bs.Requests) == 0 && !bs.Banned && !bs.Frozen {
 		// Every id left the retention, so the floor is older than anything Apply accepts.
 		s.Boards = slices.Delete(s.Boards, i, i+1)
 	}
@@ -197,9 +252,11 @@ func (bs *BoardState) apply(b *board.Board, op Op) (Result, error) {
 	// The entries the op names: every entry for a delete, else those of the windows holding
 	// its ts (copies; new ones for the periods the member is not in yet).
 	var named []Entry
-	if op.Kind == Delete {
+	switch op.Kind {
+	case Delete, Ban:
 		named = slices.Clone(bs.Entries)
-	} else {
+	case Unban, Release:
+	default:
 		for _, w := range b.Windows(nil, time.UnixMilli(op.TSMs)) {
 			if j, ok := bs.find(w.Period, w.ID); ok {
 				named = append(named, bs.Entries[j])
@@ -219,6 +276,31 @@ func (bs *BoardState) apply(b *board.Board, op Op) (Result, error) {
 		// re-sent as a duplicate's are, so a replay rewrites a store that lost them.
 		return Result{Updates: existing()}, fmt.Errorf("%w: ts %s, newest forgotten %s", ErrForgotten, fmtMs(op.TSMs), fmtMs(bs.FloorMs))
 	}
+	// Refusals for the state met use up the request id (below).
+	refuse := func(err error) (Result, error) {
+		bs.remember(Request{op.RequestHash, op.TSMs})
+		return Result{Changed: true}, err
+	}
+	switch op.Kind {
+	case Set, Incr, Delete:
+		if bs.Banned {
+			return refuse(fmt.Errorf("%w: member %q is banned from board %q", ErrBanned, op.Member, b.Name))
+		}
+	case Ban:
+		bs.Banned, bs.Frozen, bs.Rate = true, false, nil
+	case Unban:
+		bs.Banned = false
+	case Release:
+		bs.Frozen = false
+	}
+	rise, minute := int64(0), int64(0)
+	if (op.Kind == Set || op.Kind == Incr) && b.FairPlay.Limited() {
+		rise, minute = riseOf(op, named), bs.minuteOf(op.TSMs)
+		if err := bs.fairPlay(b.FairPlay, rise, minute); err != nil {
+			bs.Frozen = true
+			return refuse(err)
+		}
+	}
 	// Check every entry before changing any: a refused op changes no entry. These refusals
 	// depend on the state, which later ops change, so the op's request id is remembered: its
 	// redelivery (after a crash, when the table already holds later ops) is then a duplicate,
@@ -233,8 +315,7 @@ func (bs *BoardState) apply(b *board.Board, op Op) (Result, error) {
 			err = fmt.Errorf("%w: scope %q on %s:%s", ErrTooManyScopes, op.Scope, e.Period, e.ID)
 		}
 		if err != nil {
-			bs.remember(Request{op.RequestHash, op.TSMs})
-			return Result{Changed: true}, err
+			return refuse(err)
 		}
 	}
 	for k := range named {
@@ -248,8 +329,83 @@ func (bs *BoardState) apply(b *board.Board, op Op) (Result, error) {
 			bs.Entries = slices.Insert(bs.Entries, j, *e)
 		}
 	}
+	if b.FairPlay.RateLimited() && (op.Kind == Set || op.Kind == Incr) {
+		bs.count(minute, rise)
+	}
 	bs.remember(Request{op.RequestHash, op.TSMs})
 	return Result{Outcome: Applied, Updates: updates(b, op.Member, named), Changed: true}, nil
+}
+
+// riseOf is how far a set or incr lifts the member: an incr by its amount (0 when negative),
+// a set by how far it is above the member's best present score on the periods it names
+// (from 0 when on none).
+func riseOf(op Op, named []Entry) int64 {
+	if op.Kind == Incr {
+		return max(op.Score, 0)
+	}
+	base, any := int64(0), false
+	for _, e := range named {
+		if e.Present && (!any || e.Score > base) {
+			base, any = e.Score, true
+		}
+	}
+	return max(op.Score-base, 0)
+}
+
+// fairPlay checks a set or incr rising by rise in minute against the limits: the member
+// frozen, a rise above MaxIncr, one op or rise too many in the minute.
+func (bs *BoardState) fairPlay(f board.FairPlay, rise, minute int64) error {
+	at := time.UnixMilli(minute * 60_000).UTC().Format("2006-01-02T15:04Z")
+	r := bs.minute(minute)
+	switch {
+	case bs.Frozen:
+		return fmt.Errorf("%w: member frozen on board %q by an earlier quarantined op, until an operator releases or bans them", ErrFrozen, bs.Board)
+	case f.MaxIncr > 0 && rise > f.MaxIncr:
+		return fmt.Errorf("%w: rise %d above %d on board %q", ErrMaxIncr, rise, f.MaxIncr, bs.Board)
+	case f.MaxRateOps > 0 && r.Ops+1 > f.MaxRateOps:
+		return fmt.Errorf("%w: op %d in minute %s, above %d ops on board %q", ErrMaxRate, r.Ops+1, at, f.MaxRateOps, bs.Board)
+	case f.MaxRatePoints > 0 && r.Points+rise > f.MaxRatePoints:
+		return fmt.Errorf("%w: %d points in minute %s, above %d on board %q", ErrMaxRate, r.Points+rise, at, f.MaxRatePoints, bs.Board)
+	}
+	return nil
+}
+
+// minuteOf is the minute (epoch minutes) an op at tsMs counts in: its own, or the oldest
+// kept when it is older.
+func (bs *BoardState) minuteOf(tsMs int64) int64 {
+	m := tsMs / 60_000
+	if tsMs < 0 && tsMs%60_000 != 0 {
+		m--
+	}
+	if n := len(bs.Rate); n > 0 {
+		m = max(m, bs.Rate[n-1].Minute-(RateMinutes-1))
+	}
+	return m
+}
+
+// minute returns the counts of minute m (zero when none).
+func (bs *BoardState) minute(m int64) RateMinute {
+	if i, ok := bs.findMinute(m); ok {
+		return bs.Rate[i]
+	}
+	return RateMinute{Minute: m}
+}
+
+func (bs *BoardState) findMinute(m int64) (int, bool) {
+	return slices.BinarySearchFunc(bs.Rate, m, func(r RateMinute, m int64) int { return cmp.Compare(r.Minute, m) })
+}
+
+// count adds an op rising by rise to minute m, and forgets the minutes RateMinutes or more
+// before the newest.
+func (bs *BoardState) count(m, rise int64) {
+	i, ok := bs.findMinute(m)
+	if !ok {
+		bs.Rate = slices.Insert(bs.Rate, i, RateMinute{Minute: m})
+	}
+	bs.Rate[i].Ops++
+	bs.Rate[i].Points += rise
+	newest := bs.Rate[len(bs.Rate)-1].Minute
+	bs.Rate = slices.DeleteFunc(bs.Rate, func(r RateMinute) bool { return r.Minute <= newest-RateMinutes })
 }
 
 func (e *Entry) score() int64 {
@@ -260,7 +416,7 @@ func (e *Entry) score() int64 {
 }
 
 func (e *Entry) apply(op Op) {
-	if op.Kind == Delete {
+	if op.Kind == Delete || op.Kind == Ban {
 		e.Present, e.Score, e.ReachedMs = false, 0, 0
 		return
 	}
@@ -310,7 +466,8 @@ func compareRequests(a, b Request) int {
 // prune drops the entries whose boards expired and the ids older than horizon, and tells
 // whether there were any.
 func (bs *BoardState) prune(horizon, recordMs int64, retention time.Duration) bool {
-	n := len(bs.Entries) + len(bs.Requests)
+	n := len(bs.Entries) + len(bs.Requests) + len(bs.Rate)
+	bs.Rate = slices.DeleteFunc(bs.Rate, func(r RateMinute) bool { return (r.Minute+1)*60_000 <= horizon })
 	bs.Entries = slices.DeleteFunc(bs.Entries, func(e Entry) bool {
 		return e.EndMs != 0 && e.EndMs+retention.Milliseconds() <= recordMs
 	})
@@ -320,7 +477,7 @@ func (bs *BoardState) prune(horizon, recordMs int64, retention time.Duration) bo
 		k++
 	}
 	bs.Requests = slices.Delete(bs.Requests, 0, k)
-	return len(bs.Entries)+len(bs.Requests) != n
+	return len(bs.Entries)+len(bs.Requests)+len(bs.Rate) != n
 }
 
 func endMs(w board.Window) int64 {

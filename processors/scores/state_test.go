@@ -519,8 +519,30 @@ func sampleState(t testing.TB) *State {
 	return &s
 }
 
+// fairState is a state with every fair-play field: a frozen board with rate minutes and a
+// banned one without entries.
+func fairState(t testing.TB) *State {
+	b := mustBoard(t, board.Spec{Name: "arena", Periods: []string{"d", "total"}, TZ: "UTC", MaxIncr: "10", MaxRateOps: "5"})
+	c := mustBoard(t, board.Spec{Name: "cup", Periods: []string{"total"}, TZ: "UTC"})
+	at := ms(t, "2026-11-30T15:30:00Z")
+	var s State
+	mustApply(t, b, &s, Op{1, "m", Incr, 3, at, ""})
+	mustApply(t, b, &s, Op{2, "m", Incr, 3, at - 120_000, ""})
+	if _, err := s.Apply(b, Op{3, "m", Incr, 11, at, ""}, at, skew); !errors.Is(err, ErrMaxIncr) {
+		t.Fatal(err)
+	}
+	mustApply(t, c, &s, Op{4, "m", Set, 1, at, ""})
+	mustApply(t, c, &s, Op{5, "m", Ban, 0, at, ""})
+	return &s
+}
+
 func TestStateBinaryRoundTrip(t *testing.T) {
-	s := sampleState(t)
+	for _, s := range []*State{sampleState(t), fairState(t)} {
+		testRoundTrip(t, s)
+	}
+}
+
+func testRoundTrip(t *testing.T, s *State) {
 	b, err := s.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
@@ -538,7 +560,7 @@ func TestStateBinaryRoundTrip(t *testing.T) {
 			t.Fatal("failed unmarshal touched the receiver")
 		}
 	}
-	for _, bad := range [][]byte{{2}, append(slices.Clone(b), 0)} {
+	for _, bad := range [][]byte{{3}, append(slices.Clone(b), 0)} {
 		if err := new(State).UnmarshalBinary(bad); !errors.Is(err, ErrCorruptState) {
 			t.Errorf("%x: %v", bad, err)
 		}
@@ -547,6 +569,8 @@ func TestStateBinaryRoundTrip(t *testing.T) {
 
 func FuzzStateUnmarshalBinary(f *testing.F) {
 	b, _ := sampleState(f).MarshalBinary()
+	f.Add(b)
+	b, _ = fairState(f).MarshalBinary()
 	f.Add(b)
 	f.Add([]byte{stateVersion, 0})
 	f.Add([]byte{stateVersion, 0xff, 0xff, 0xff})

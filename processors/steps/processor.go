@@ -10,6 +10,7 @@ package steps
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -41,13 +42,17 @@ type Sink interface {
 type Config struct {
 	Names topics.Names
 	Rules topics.StepRules
-	Sink  Sink
-	Log   *slog.Logger
+	// Limits are the rules that depend on the user's state (the rise per minute): a report
+	// breaking them goes to the quarantine topic.
+	Limits Limits
+	Sink   Sink
+	Log    *slog.Logger
 }
 
 type processor struct {
 	Config
 	dlq      goka.Stream
+	quarant  goka.Stream
 	sent     *sent // what was handed to the sink, per partition, since the last rebalance
 	in       prometheus.Counter
 	skipped  prometheus.Counter
@@ -59,7 +64,7 @@ func Graph(cfg Config) *goka.GroupGraph { return newProcessor(cfg).graph() }
 
 func newProcessor(cfg Config) *processor {
 	group, topic := string(cfg.Names.Group(Group)), string(cfg.Names.Stream(topics.StepsReported))
-	p := &processor{Config: cfg, dlq: cfg.Names.Stream(topics.DLQ), sent: new(sent),
+	p := &processor{Config: cfg, dlq: cfg.Names.Stream(topics.DLQ), quarant: cfg.Names.Stream(topics.StepsQuarantine), sent: new(sent),
 		in: obs.EventsIn(group, topic), skipped: obs.StepsWritesSkipped}
 	for _, o := range []Outcome{Improved, Duplicate, Stale} {
 		p.outcomes[o] = obs.EventsOutcome(group, topic, o.String())
@@ -73,6 +78,7 @@ func (p *processor) graph() *goka.GroupGraph {
 		goka.Input(cfg.Names.Stream(topics.StepsReported), topics.Raw{}, p.process),
 		goka.Persist(topics.Binary[State, *State]{}),
 		goka.Output(p.dlq, topics.Raw{}),
+		goka.Output(p.quarant, topics.Raw{}),
 	)
 }
 
@@ -103,15 +109,24 @@ func (p *processor) process(ctx goka.Context, msg any) {
 	}
 	s := state(ctx)
 	oldest := board.DayOf(ctx.Timestamp().Add(-p.Rules.Retention-48*time.Hour), time.UTC)
-	res, err := s.Apply(Report{
+	rep := Report{
 		RequestHash: xxhash.Sum64String(r.RequestID),
 		Day:         board.DayOf(r.TS.Time, loc),
 		Steps:       r.Steps,
 		TSMs:        r.TS.Millis(),
 		Region:      r.Region,
-	}, oldest)
+	}
+	var dayStart int64
+	if p.Limits.MaxRisePerMinute > 0 {
+		dayStart = board.FirstLocalInstant(rep.Day, loc).UnixMilli()
+	}
+	res, err := s.ApplyWithin(rep, oldest, p.Limits, dayStart)
 	if err != nil {
-		kafka.DeadLetter(ctx, p.dlq, value, err)
+		if errors.Is(err, ErrTooFast) {
+			kafka.Quarantine(ctx, p.quarant, value, ErrTooFast.Error(), err)
+		} else {
+			kafka.DeadLetter(ctx, p.dlq, value, err)
+		}
 		p.Sink.Submit(nil, done)
 		return
 	}

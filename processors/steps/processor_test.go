@@ -62,10 +62,12 @@ type harness struct {
 	names topics.Names
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t *testing.T) *harness { return newHarnessWithin(t, steps.Limits{}) }
+
+func newHarnessWithin(t *testing.T, lim steps.Limits) *harness {
 	t.Helper()
 	h := &harness{tt: tester.New(t), sink: &recordingSink{}, names: topics.Names{Prefix: "unit."}}
-	cfg := steps.Config{Names: h.names, Rules: topics.DefaultStepRules, Sink: h.sink, Log: nopLogger()}
+	cfg := steps.Config{Names: h.names, Rules: topics.DefaultStepRules, Limits: lim, Sink: h.sink, Log: nopLogger()}
 	proc, err := goka.NewProcessor(nil, steps.Graph(cfg), goka.WithTester(h.tt))
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/rankstream/rankstream/internal/board"
 	"github.com/rankstream/rankstream/topics"
@@ -19,6 +20,10 @@ const MaxRequestsPerDay = 1024
 // (the current one and every one they left). A report that would move the user to one more
 // region is rejected with ErrTooManyRegions and goes to the dead-letter topic.
 const MaxRegionsPerDay = 16
+
+// ErrTooFast quarantines a report whose steps rose faster than Limits.MaxRisePerMinute allows:
+// the record goes to the quarantine topic (steps.quarantine), not the board.
+var ErrTooFast = errors.New("max_rise")
 
 // ErrTooManyRegions rejects a report that would move a user to a region beyond
 // MaxRegionsPerDay in one day.
@@ -62,6 +67,18 @@ type Report struct {
 	Steps       int64
 	TSMs        int64
 	Region      string
+}
+
+// Limits are the plausibility rules of a user's day that depend on the state.
+type Limits struct {
+	// MaxRisePerMinute is the most steps a user's day may rise per minute of event time
+	// (0: no limit): a report that would raise the day's value (or reach it earlier) is
+	// quarantined when its steps exceed MaxRisePerMinute times the minutes since the day's
+	// start, or, when it is later than the day's value's reach time, when its rise over that
+	// value exceeds MaxRisePerMinute times the minutes between the two. A user whose readings
+	// never fall as time goes on and never rise faster than the limit is never quarantined,
+	// in any order of their reports.
+	MaxRisePerMinute int64
 }
 
 // Outcome says what a report did to the state.
@@ -108,6 +125,14 @@ type Result struct {
 // merged (its request id is not recorded) and Apply returns an error wrapping
 // ErrTooManyRegions.
 func (s *State) Apply(r Report, oldest board.Day) (Result, error) {
+	return s.ApplyWithin(r, oldest, Limits{}, 0)
+}
+
+// ApplyWithin is Apply under lim: a report rising faster than lim.MaxRisePerMinute is not
+// merged (its request id is not recorded, as for ErrTooManyRegions) and ApplyWithin returns
+// an error wrapping ErrTooFast. dayStartMs is the first instant of r.Day in the report's zone
+// (epoch ms), where the rise counts from.
+func (s *State) ApplyWithin(r Report, oldest board.Day, lim Limits, dayStartMs int64) (Result, error) {
 	pruned := s.prune(oldest)
 	i, found := slices.BinarySearchFunc(s.Days, r.Day, func(d DayState, day board.Day) int { return int(d.Day - day) })
 	if !found {
@@ -116,6 +141,12 @@ func (s *State) Apply(r Report, oldest board.Day) (Result, error) {
 	d := &s.Days[i]
 	if slices.Contains(d.Requests, r.RequestHash) {
 		return Result{Day: *d, Outcome: Duplicate, Changed: pruned}, nil
+	}
+	if err := lim.check(r, d, dayStartMs); err != nil {
+		if !found {
+			s.Days = slices.Delete(s.Days, i, i+1)
+		}
+		return Result{Changed: pruned}, err
 	}
 	moves := r.Region != "" && r.Region != d.Region && regionBeats(r, d)
 	if moves && d.Region != "" && !slices.Contains(d.Left, r.Region) && len(d.Left)+2 > MaxRegionsPerDay {
@@ -144,6 +175,24 @@ func (s *State) Apply(r Report, oldest board.Day) (Result, error) {
 		d.RegionSteps, d.RegionReachedMs = r.Steps, r.TSMs
 	}
 	return Result{Day: *d, Outcome: out, Changed: true}, nil
+}
+
+// check applies the rise limit to a report that would raise the day's value or reach it
+// earlier. Products stay far inside int64: steps are at most topics' MaxSteps bound and event
+// times within the retention.
+func (l Limits) check(r Report, d *DayState, dayStartMs int64) error {
+	if l.MaxRisePerMinute <= 0 || r.Steps < d.Steps || r.Steps == d.Steps && r.TSMs >= d.ReachedMs {
+		return nil
+	}
+	if since := r.TSMs - dayStartMs; r.Steps*60_000 > l.MaxRisePerMinute*since {
+		return fmt.Errorf("%w: %d steps %s after the day's start, above %d a minute", ErrTooFast, r.Steps, time.Duration(since)*time.Millisecond, l.MaxRisePerMinute)
+	}
+	if d.Steps >= 0 && r.TSMs > d.ReachedMs {
+		if rise, dt := r.Steps-d.Steps, r.TSMs-d.ReachedMs; rise*60_000 > l.MaxRisePerMinute*dt {
+			return fmt.Errorf("%w: %d steps more in %s than the day's %d, above %d a minute", ErrTooFast, rise, time.Duration(dt)*time.Millisecond, d.Steps, l.MaxRisePerMinute)
+		}
+	}
+	return nil
 }
 
 // regionBeats tells whether r names the day's region rather than the report that named it

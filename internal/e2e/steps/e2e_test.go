@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lovoo/goka"
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -225,13 +226,16 @@ func (e *stepsRun) deadLetters(want int, timeout time.Duration) []string {
 	return reasons
 }
 
-func (e *stepsRun) dlqEnd() int64 {
+func (e *stepsRun) dlqEnd() int64 { return e.records(topics.DLQ) }
+
+// records counts the records of a topic of the run.
+func (e *stepsRun) records(topic goka.Stream) int64 {
 	cl, err := e.kc.KgoClient()
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	defer cl.Close()
-	ends, err := kadm.NewClient(cl).ListEndOffsets(context.Background(), string(e.kc.Names.Stream(topics.DLQ)))
+	ends, err := kadm.NewClient(cl).ListEndOffsets(context.Background(), string(e.kc.Names.Stream(topic)))
 	if err != nil {
 		e.t.Fatal(err)
 	}
