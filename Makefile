@@ -72,6 +72,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzUnmarshalBinary$$' -fuzztime $(FUZZ_EXECS) ./sketch/
 	$(GO) test -run '^$$' -fuzz '^FuzzStateUnmarshalBinary$$' -fuzztime $(FUZZ_EXECS) ./processors/steps/
 	$(GO) test -run '^$$' -fuzz '^FuzzStateUnmarshalBinary$$' -fuzztime $(FUZZ_EXECS) ./processors/scores/
+	$(GO) test -run '^$$' -fuzz '^FuzzStateUnmarshalBinary$$' -fuzztime $(FUZZ_EXECS) ./processors/friends/
 	$(GO) test -run '^$$' -fuzz '^FuzzStepReportJSONMatchesStdlib$$' -fuzztime $(FUZZ_EXECS) ./topics/
 	$(GO) test -run '^$$' -fuzz '^FuzzNormalize$$' -fuzztime $(FUZZ_EXECS) ./topics/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeStepReport$$' -fuzztime $(FUZZ_EXECS) ./topics/

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rankstream/rankstream/internal/kafka"
+	"github.com/rankstream/rankstream/processors/friends"
 	"github.com/rankstream/rankstream/processors/hot"
 	"github.com/rankstream/rankstream/processors/steps"
 	"github.com/rankstream/rankstream/topics"
@@ -23,6 +24,7 @@ var replayGroups = map[string]func(topics.Names) kafka.Replay{
 	"steps":         steps.Replay,
 	"steps-history": steps.HistoryReplay, // writes user_daily_steps again from the steps table
 	"hot":           hot.Replay,          // the groups hot and hot-merge
+	"friends":       friends.Replay,
 }
 
 // ReplayGroups returns the names --group accepts, sorted.
