@@ -186,14 +186,19 @@ func Dev(ctx context.Context, cfg DevConfig, stdout io.Writer, log *slog.Logger)
 	return g.Wait()
 }
 
-// demoFriends is how many users after each demo user (u0, u1, ...) it adds as friends, so
-// that every demo user has twice as many.
-const demoFriends = 10
+// The demo friendships: each of the first demoFriendUsers demo users (u0, u1, ...) adds the
+// demoFriends users after it, so that each has twice as many friends. Few, so that the burst
+// at start-up does not hold the embedded Redis back.
+const (
+	demoFriendUsers = 100
+	demoFriends     = 5
+)
 
-// demoFriendships are the demo users' friendships: u<i> adds the demoFriends users after it
-// (wrapping around), at now. Sent again at every start, they change nothing.
+// demoFriendships are the demo users' friendships (wrapping around among the first
+// demoFriendUsers users), at now. Sent again at every start, they change nothing.
 func demoFriendships(names topics.Names, users int, now time.Time) []*kgo.Record {
 	topic := string(names.Stream(topics.FriendsChanged))
+	users = min(users, demoFriendUsers)
 	var recs []*kgo.Record
 	for i := range users {
 		for k := 1; k <= min(demoFriends, users-1); k++ {
