@@ -27,7 +27,8 @@ test:
 # Benchmarks: the steps slice on the real broker and redis-server (reports/s, raw franz-go
 # consume rate, ratio, goka no-op ceiling), the hot-search path on the real broker, Redis and
 # ClickHouse (queries/s, raw consume rate, ratio, CPU per query; and, live, the snapshot
-# freshness p50/p99), the sketch against its Go peers on the same streams, and the sinks and
+# freshness p50/p99), friends boards through serve (p50/p99 at a fixed rate, vegeta, beside the
+# raw Redis cost), the sketch against its Go peers on the same streams, and the sinks and
 # decoders. benchstat prints the medians of BENCH_COUNT runs; the freshness benchmark measures
 # 90 s of live traffic per run, so it runs BENCH_FRESHNESS_COUNT times.
 BENCH_COUNT           ?= 5
@@ -38,6 +39,7 @@ bench:
 	  $(GO) test -run "^$$" -bench "SliceThroughput|MidnightSurge" -benchtime 1x -count $(BENCH_COUNT) ./internal/e2e/steps/ && \
 	  $(GO) test -run "^$$" -bench HotThroughput -benchtime 1x -count $(BENCH_COUNT) ./internal/e2e/hot/ && \
 	  $(GO) test -run "^$$" -bench HotFreshness -benchtime 1x -count $(BENCH_FRESHNESS_COUNT) ./internal/e2e/hot/ && \
+	  $(GO) test -run "^$$" -bench FriendsBoard -benchtime 1x -count $(BENCH_COUNT) ./internal/e2e/friends/ && \
 	  $(GO) test -run "^$$" -bench . -benchmem -count $(BENCH_COUNT) ./sketch/ ./sinks/... ./topics/ ; \
 	} | tee $(BENCH_OUT)'
 	$(GO) tool benchstat $(BENCH_OUT)
