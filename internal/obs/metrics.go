@@ -15,7 +15,7 @@ var (
 		Name: "rankstream_events_in_total", Help: "Records consumed by processors, by topic.",
 	}, []string{"topic"})
 	EventsOutcome = promauto.NewCounterVec(prometheus.CounterOpts{
-		Name: "rankstream_events_outcome_total", Help: "What valid records did to the state, by topic and outcome (steps: improved, duplicate, stale; scores: applied, duplicate).",
+		Name: "rankstream_events_outcome_total", Help: "What valid records did to the state, by topic and outcome (steps: improved, duplicate, stale; scores: applied, duplicate; friends: refused).",
 	}, []string{"topic", "outcome"})
 	DeadLettered = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "rankstream_dead_lettered_total", Help: "Records sent to the dead-letter topic, by source topic.",
