@@ -147,7 +147,7 @@ func TestReplayPlanAndRefusal(t *testing.T) {
 		if _, err := replay(app.ReplayConfig{Group: "hot", Target: kafka.Target{Time: base}}); err == nil || !strings.Contains(err.Error(), "only from the start") {
 			t.Fatalf("hot --to-time: %v, want a refusal", err)
 		}
-		if _, err := replay(app.ReplayConfig{Group: "friends"}); err == nil || !strings.Contains(err.Error(), "known: hot, steps") {
+		if _, err := replay(app.ReplayConfig{Group: "nope"}); err == nil || !strings.Contains(err.Error(), "unknown group \"nope\" (known: ") {
 			t.Fatalf("unknown group: %v", err)
 		}
 	})

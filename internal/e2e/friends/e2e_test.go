@@ -323,7 +323,8 @@ func (r *run) waitExact(g graph, day board.Day, timeout time.Duration) {
 
 // TestFriendsEndToEnd: `rankstream process` on the generated graph: every user's friend set
 // in the group table and in Redis, and every user's friends board through the HTTP API, equal
-// the truth; no valid op is dead-lettered.
+// the truth; no valid op is dead-lettered. Then, with Redis emptied, `rankstream replay
+// --group friends --to-start` and a new process write every friend set again, exactly.
 func TestFriendsEndToEnd(t *testing.T) {
 	bin := testenv.Rankstream(t)
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
@@ -333,12 +334,29 @@ func TestFriendsEndToEnd(t *testing.T) {
 		g := generate(rand.New(rand.NewPCG(21, 1)), now)
 		day := board.DayOf(now, time.UTC)
 		r.seedSteps(g, day)
-		r.start("process")
+		first := r.start("process")
 		r.produce(g.records)
 		r.waitExact(g, day, 2*time.Minute)
 		if n := r.deadLetters(); n != 0 {
 			t.Fatalf("%d dead letters", n)
 		}
+
+		first.Signal(syscall.SIGTERM)
+		if err := first.Wait(); err != nil {
+			t.Fatalf("process did not stop cleanly: %v\n%s", err, first.Output())
+		}
+		r.processes = nil
+		if err := r.rdb.FlushDB(context.Background()).Err(); err != nil {
+			t.Fatal(err)
+		}
+		r.seedSteps(g, day)
+		replay := testenv.StartProcess(t, "replay", r.bin, "replay", "--group", "friends", "--to-start",
+			"--brokers", strings.Join(r.kc.Brokers, ","), "--topic-prefix", r.kc.Names.Prefix)
+		if err := replay.Wait(); err != nil || !strings.Contains(replay.Output(), fmt.Sprintf("records to reprocess: %d", len(g.records))) {
+			t.Fatalf("replay: %v\n%s", err, replay.Output())
+		}
+		r.start("replayed")
+		r.waitExact(g, day, 2*time.Minute)
 	})
 }
 
