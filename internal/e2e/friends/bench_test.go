@@ -3,7 +3,6 @@ package friendse2e
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"slices"
 	"testing"
@@ -60,12 +59,7 @@ func BenchmarkFriendsBoard(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	httpAddr := ln.Addr().String()
-	ln.Close()
+	httpAddr := testenv.FreeAddr(b)
 	testenv.StartProcess(b, "serve", bin, "serve", "--redis", fmt.Sprintf("redis://%s/%d", addr, db), "--http", httpAddr, "--log-level", "warn")
 	testenv.WaitFor(b, 30*time.Second, "serve to be ready", func() bool {
 		resp, err := http.Get("http://" + httpAddr + "/readyz")
