@@ -28,7 +28,8 @@ test:
 # Benchmarks: the steps slice on the real broker and redis-server (reports/s, raw franz-go
 # consume rate, ratio, goka no-op ceiling), the hot-search path on the real broker, Redis and
 # ClickHouse (queries/s, raw consume rate, ratio, CPU per query; and, live, the snapshot
-# freshness p50/p99), the sketch against its Go peers on the same streams, and the sinks and
+# freshness p50/p99), friends boards through serve (p50/p99 at a fixed rate, vegeta, beside the
+# raw Redis cost), the sketch against its Go peers on the same streams, and the sinks and
 # decoders. benchstat prints the medians of BENCH_COUNT runs; the freshness benchmark measures
 # 90 s of live traffic per run, so it runs BENCH_FRESHNESS_COUNT times. The read path through
 # `rankstream serve` on 1M-member boards beside the same Redis commands sent directly (closed
@@ -44,6 +45,7 @@ bench:
 	  $(GO) test -run "^$$" -bench HotThroughput -benchtime 1x -count $(BENCH_COUNT) ./internal/e2e/hot/ && \
 	  $(GO) test -run "^$$" -bench HotFreshness -benchtime 1x -count $(BENCH_FRESHNESS_COUNT) ./internal/e2e/hot/ && \
 	  $(GO) test -run "^$$" -bench ReadPath -benchtime 1x -count $(BENCH_READ_COUNT) -timeout 30m ./internal/e2e/serve/ && \
+	  $(GO) test -run "^$$" -bench FriendsBoard -benchtime 1x -count $(BENCH_COUNT) ./internal/e2e/friends/ && \
 	  $(GO) test -run "^$$" -bench . -benchmem -count $(BENCH_COUNT) ./sketch/ ./sinks/... ./topics/ ./internal/api/ ; \
 	} | tee $(BENCH_OUT)'
 	$(GO) tool benchstat $(BENCH_OUT)
@@ -84,6 +86,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzUnmarshalBinary$$' -fuzztime $(FUZZ_EXECS) ./sketch/
 	$(GO) test -run '^$$' -fuzz '^FuzzStateUnmarshalBinary$$' -fuzztime $(FUZZ_EXECS) ./processors/steps/
 	$(GO) test -run '^$$' -fuzz '^FuzzStateUnmarshalBinary$$' -fuzztime $(FUZZ_EXECS) ./processors/scores/
+	$(GO) test -run '^$$' -fuzz '^FuzzStateUnmarshalBinary$$' -fuzztime $(FUZZ_EXECS) ./processors/friends/
 	$(GO) test -run '^$$' -fuzz '^FuzzStepReportJSONMatchesStdlib$$' -fuzztime $(FUZZ_EXECS) ./topics/
 	$(GO) test -run '^$$' -fuzz '^FuzzNormalize$$' -fuzztime $(FUZZ_EXECS) ./topics/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeStepReport$$' -fuzztime $(FUZZ_EXECS) ./topics/

@@ -115,6 +115,9 @@ const (
 	// StepsHistoryGroup writes the daily steps history from the steps group's table (its
 	// changelog) to the history store (a franz-go consumer group: it keeps no state).
 	StepsHistoryGroup goka.Group = "steps-history"
+	// FriendsGroup keeps each user's friend set in its table; an op reaches the other user of
+	// the pair through its loop topic.
+	FriendsGroup goka.Group = "friends"
 	// ScoresTotalsGroup writes every member's scores from the changelog of ScoresGroup's
 	// table to the history store (a franz-go consumer group, not a goka processor).
 	ScoresTotalsGroup goka.Group = "scores-totals"
@@ -147,6 +150,7 @@ func (n Names) Specs(partitions int) []Spec {
 		"max.message.bytes": strconv.Itoa(MaxCheckpointBytes), // written by the same producer as checkpoints
 	}})
 	specs = append(specs, Spec{Name: string(n.Loop(HotGroup)), Partitions: partitions, Configs: retention})
+	specs = append(specs, Spec{Name: string(n.Loop(FriendsGroup)), Partitions: partitions, Configs: retention})
 	specs = append(specs, Spec{Name: string(n.Stream(HotHistory)), Partitions: partitions, Configs: retention})
 	specs = append(specs, Spec{Name: string(n.Stream(HotCheckpoints)), Partitions: partitions, Compact: true,
 		Configs: map[string]string{"cleanup.policy": "compact", "max.message.bytes": strconv.Itoa(MaxCheckpointBytes)}})
@@ -156,6 +160,10 @@ func (n Names) Specs(partitions int) []Spec {
 			Configs: map[string]string{"cleanup.policy": "compact"},
 		})
 	}
+	// A user's friend set (up to 5,000 friends and the removals it remembers) is one table
+	// value of up to about 1 MiB: the limit of what the processors' producer sends.
+	specs = append(specs, Spec{Name: string(n.Table(FriendsGroup)), Partitions: partitions, Compact: true,
+		Configs: map[string]string{"cleanup.policy": "compact", "max.message.bytes": strconv.Itoa(MaxDLQMessageBytes)}})
 	return specs
 }
 

@@ -151,6 +151,7 @@ func TestDevServesALiveBoard(t *testing.T) {
 			return p.Total >= 20 && len(p.Items) == 5 && p.Items[0].Rank == 1
 		})
 	}
+	friendsOfU0(t, base)
 	// Ready once Redis answers and every processor unit runs (a unit may still be in a
 	// rebalance when the board first fills).
 	testenv.WaitFor(t, 30*time.Second, "/readyz to answer 200", func() bool {
@@ -180,4 +181,27 @@ func TestDevServesALiveBoard(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	friendsOfU0(t, base) // friends:{u0} comes back too (the friends group replays its input)
+}
+
+// friendsOfU0 waits for the demo user u0's friends board to hold u0 and its 10 demo friends.
+func friendsOfU0(t *testing.T, base string) {
+	t.Helper()
+	testenv.WaitFor(t, time.Minute, "u0's friends board to hold 11 users", func() bool {
+		resp, err := http.Get(base + "/v1/friends/u0/steps?limit=1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var fb struct {
+			Total int `json:"total"`
+			Me    struct {
+				Member string `json:"member"`
+			} `json:"me"`
+		}
+		if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&fb) != nil {
+			t.Fatalf("GET friends of u0: %d", resp.StatusCode)
+		}
+		return fb.Total == 2*5+1 && fb.Me.Member == "u0"
+	})
 }

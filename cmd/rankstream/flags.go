@@ -183,12 +183,15 @@ func (p *pipelineFlags) pipeline(stateDir string) (app.Pipeline, error) {
 	}
 	scoreRules := topics.DefaultScoreRules
 	scoreRules.FutureSkew = p.steps.rules.FutureSkew
+	friendRules := topics.DefaultFriendRules
+	friendRules.FutureSkew = p.steps.rules.FutureSkew
 	return app.Pipeline{
 		Kafka: p.kafka.config(stateDir),
 		Steps: app.StepsConfig{Rules: p.steps.rules, Limits: p.steps.limits, Coalesce: p.steps.coalesce, MaxPending: p.steps.maxPending},
 		Scores: app.ScoresConfig{Boards: boards, Rules: scoreRules, Coalesce: p.steps.coalesce,
 			MaxPending: p.steps.maxPending},
-		Hot:   p.hot.cfg,
-		Merge: hotmerge.Config{K: p.hot.cfg.K, MergeWait: p.hot.mergeWait},
+		Friends: app.FriendsConfig{Rules: friendRules, Coalesce: p.steps.coalesce, MaxPending: p.steps.maxPending},
+		Hot:     p.hot.cfg,
+		Merge:   hotmerge.Config{K: p.hot.cfg.K, MergeWait: p.hot.mergeWait},
 	}, nil
 }

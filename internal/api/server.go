@@ -95,6 +95,8 @@ func New(store *rsredis.Reader, log *slog.Logger, opts ...Option) *Server {
 	s.route("GET /v1/boards/{board}", s.scoreBoard)
 	s.route("GET /v1/boards/{board}/members/{member}", s.scoreMember)
 	s.route("GET /v1/hot/search", s.hotSearch)
+	s.route("GET /v1/friends/{user}/steps", s.friendsSteps)
+	s.route("GET /v1/friends/{user}/boards/{board}", s.friendsOfBoard)
 	return s
 }
 

@@ -3,12 +3,14 @@ package app
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,6 +23,7 @@ import (
 	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/loadgen"
 	"github.com/rankstream/rankstream/internal/web"
+	"github.com/rankstream/rankstream/processors/friends"
 	"github.com/rankstream/rankstream/processors/scores"
 	"github.com/rankstream/rankstream/processors/steps"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
@@ -124,6 +127,15 @@ func Dev(ctx context.Context, cfg DevConfig, stdout io.Writer, log *slog.Logger)
 				}
 			}
 		}
+		// And the friendships: every op hands its pair as the table keeps it.
+		if _, err := kcl.ResetOffsets(ctx, kc.Names.Group(friends.Group), kc.Names.Stream(topics.FriendsChanged), time.Time{}); err != nil {
+			return err
+		}
+	}
+	if cfg.Demo {
+		if err := kcl.ProduceSync(ctx, demoFriendships(kc.Names, cfg.DemoUsers, time.Now())...); err != nil {
+			return err
+		}
 	}
 
 	key := cfg.APIKey
@@ -147,8 +159,8 @@ func Dev(ctx context.Context, cfg DevConfig, stdout io.Writer, log *slog.Logger)
 		gw.Register(mux)
 		web.Register(mux, web.Config{Boards: p.Scores.Boards, Scopes: loadgen.DefaultRegions, Log: log})
 		return ServeHTTP(gctx, cfg.HTTPAddr, mux, log, func(a net.Addr) {
-			fmt.Fprintf(stdout, "rankstream dev is running\n  pages:          http://%s/ (hot search) and http://%s/boards (leaderboards)\n  Kafka (kfake):  %s\n  Redis:          %s\n  query API:      http://%s/v1/boards/steps?limit=10\n  score board:    http://%s/v1/boards/%s?period=total&limit=10\n  hot search:     http://%s/v1/hot/search?k=10\n  write gateway:  POST http://%s/v1/steps and /v1/search with Authorization: Bearer %s\n  metrics:        http://%s/metrics\n",
-				a, a, strings.Join(kc.Brokers, ","), redisAddr, a, a, p.Scores.Boards[0].Name, a, a, key, a)
+			fmt.Fprintf(stdout, "rankstream dev is running\n  pages:          http://%s/ (hot search) and http://%s/boards (leaderboards)\n  Kafka (kfake):  %s\n  Redis:          %s\n  query API:      http://%s/v1/boards/steps?limit=10\n  score board:    http://%s/v1/boards/%s?period=total&limit=10\n  friends board:  http://%s/v1/friends/u0/steps?limit=10\n  hot search:     http://%s/v1/hot/search?k=10\n  write gateway:  POST http://%s/v1/steps and /v1/search with Authorization: Bearer %s\n  metrics:        http://%s/metrics\n",
+				a, a, strings.Join(kc.Brokers, ","), redisAddr, a, a, p.Scores.Boards[0].Name, a, a, a, key, a)
 		})
 	})
 	if cfg.Demo {
@@ -177,6 +189,30 @@ func Dev(ctx context.Context, cfg DevConfig, stdout io.Writer, log *slog.Logger)
 		})
 	}
 	return g.Wait()
+}
+
+// The demo friendships: each of the first demoFriendUsers demo users (u0, u1, ...) adds the
+// demoFriends users after it, so that each has twice as many friends. Few, so that the burst
+// at start-up does not hold the embedded Redis back.
+const (
+	demoFriendUsers = 100
+	demoFriends     = 5
+)
+
+// demoFriendships are the demo users' friendships (wrapping around among the first
+// demoFriendUsers users), at now. Sent again at every start, they change nothing.
+func demoFriendships(names topics.Names, users int, now time.Time) []*kgo.Record {
+	topic := string(names.Stream(topics.FriendsChanged))
+	users = min(users, demoFriendUsers)
+	var recs []*kgo.Record
+	for i := range users {
+		for k := 1; k <= min(demoFriends, users-1); k++ {
+			u, f := "u"+strconv.Itoa(i), "u"+strconv.Itoa((i+k)%users)
+			v, _ := json.Marshal(topics.FriendOp{UserID: u, FriendID: f, Op: topics.OpAdd, TS: topics.Timestamp{Time: now}})
+			recs = append(recs, &kgo.Record{Topic: topic, Key: []byte(u), Value: v, Timestamp: now})
+		}
+	}
+	return recs
 }
 
 // demoSearch generates search queries: a Zipf vocabulary plus two planted terms whose

@@ -15,6 +15,7 @@ import (
 	"github.com/rankstream/rankstream/internal/board"
 	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/obs"
+	"github.com/rankstream/rankstream/processors/friends"
 	"github.com/rankstream/rankstream/processors/history"
 	"github.com/rankstream/rankstream/processors/hot"
 	"github.com/rankstream/rankstream/processors/hotmerge"
@@ -33,9 +34,10 @@ type Pipeline struct {
 	Kafka kafka.Config
 	Steps StepsConfig
 	// Scores runs the scores processor when it declares boards (the boards file).
-	Scores ScoresConfig
-	Hot    hot.Config      // Names, Partitions and Log are the pipeline's (Units sets them)
-	Merge  hotmerge.Config // likewise
+	Scores  ScoresConfig
+	Friends FriendsConfig
+	Hot     hot.Config      // Names, Partitions and Log are the pipeline's (Units sets them)
+	Merge   hotmerge.Config // likewise
 	// Redis is where the boards and the hot-search snapshot go.
 	Redis goredis.UniversalClient
 	// History, when not nil, stores every hot-search snapshot (through hot.history).
@@ -79,8 +81,18 @@ type ScoresConfig struct {
 	MaxPending int
 }
 
-// Units returns the units of every processor, each run by a kafka.Supervisor: steps with its
-// Redis sink, scores with its Redis sink (when boards are declared), hot, hot-merge and, with
+// FriendsConfig shapes the friends processor and its Redis sink.
+type FriendsConfig struct {
+	Rules topics.FriendRules
+	// Coalesce is how long Redis writes are coalesced per pair before a flush.
+	Coalesce time.Duration
+	// MaxPending is how many records may wait for a Redis flush before the processor stops
+	// consuming.
+	MaxPending int
+}
+
+// Units returns the units of every processor, each run by a kafka.Supervisor: steps and
+// friends, each with its Redis sink, scores with its Redis sink (when boards are declared), hot, hot-merge and, with
 // history stores, hot-history, steps-history, the archiver and scores-totals. cl is the
 // process's Kafka client (of p.Kafka), shared by the units and closed by the caller once they
 // all returned.
@@ -90,6 +102,7 @@ func (p Pipeline) Units(cl *kafka.Client) []Unit {
 	kc, log := p.Kafka, p.Log
 	units := []Unit{
 		{string(steps.Group), p.runSteps},
+		{string(friends.Group), p.runFriends},
 		{string(hot.Group), func(ctx context.Context) error {
 			return hot.Run(ctx, p.Hot, cl, kc.ProcessorOptions(kc.Names.Group(hot.Group), log)...)
 		}},
@@ -146,6 +159,16 @@ func (p Pipeline) runScores(ctx context.Context) error {
 	cfg := scores.Config{Names: kc.Names, Rules: p.Scores.Rules, Boards: p.Scores.Boards, Sink: sink, Log: log}
 	return runWithSink(ctx, sink, func(ctx context.Context) error {
 		return scores.Run(ctx, cfg, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(scores.Group), log)...)
+	})
+}
+
+// runFriends runs the friends processor and its Redis sink until ctx ends.
+func (p Pipeline) runFriends(ctx context.Context) error {
+	kc, log := p.Kafka, p.Log
+	sink := rsredis.NewFriendsWriter(p.Redis, rsredis.FlushOptions{Interval: p.Friends.Coalesce, MaxPending: p.Friends.MaxPending, Logger: log})
+	cfg := friends.Config{Names: kc.Names, Rules: p.Friends.Rules, Sink: sink, Log: log}
+	return runWithSink(ctx, sink, func(ctx context.Context) error {
+		return friends.Run(ctx, cfg, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(friends.Group), log)...)
 	})
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rankstream/rankstream/internal/kafka"
+	"github.com/rankstream/rankstream/processors/friends"
 	"github.com/rankstream/rankstream/processors/hot"
 	"github.com/rankstream/rankstream/processors/scores"
 	"github.com/rankstream/rankstream/processors/steps"
@@ -26,6 +27,7 @@ var replayGroups = map[string]func(topics.Names) kafka.Replay{
 	"hot":           hot.Replay,          // the groups hot and hot-merge
 	"scores":        scores.Replay,
 	"scores-totals": scores.TotalsReplay, // writes board_member_scores again from the scores table
+	"friends":       friends.Replay,
 }
 
 // ReplayGroups returns the names --group accepts, sorted.

@@ -43,3 +43,10 @@ type ScoreUpdate struct {
 	// their boards (again) with every update, which a redelivery needs.
 	Left []string
 }
+
+// FriendUpdate is whether Friend is in User's friend set after an op, as the friends
+// processor hands it to the serving store. It is absolute, so writing it again is harmless.
+type FriendUpdate struct {
+	User, Friend string
+	Friends      bool
+}

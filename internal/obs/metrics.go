@@ -18,7 +18,7 @@ var (
 		Name: "rankstream_events_in_total", Help: "Records consumed by processors, by consumer group and topic.",
 	}, []string{"group", "topic"})
 	eventsOutcome = promauto.NewCounterVec(prometheus.CounterOpts{
-		Name: "rankstream_events_outcome_total", Help: "What valid records did to the state, by consumer group, topic and outcome (steps: improved, duplicate, stale; scores: applied, duplicate).",
+		Name: "rankstream_events_outcome_total", Help: "What valid records did to the state, by consumer group, topic and outcome (steps: improved, duplicate, stale; scores: applied, duplicate; friends: refused).",
 	}, []string{"group", "topic", "outcome"})
 	deadLettered = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "rankstream_dead_lettered_total", Help: "Records sent to the dead-letter topic, by consumer group, source topic and reason (the field the record broke: ts, steps, json, value, ...; other for any other failure).",

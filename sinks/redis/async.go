@@ -90,8 +90,8 @@ func newAsyncBatch[K comparable, V any]() *asyncBatch[K, V] {
 // failed flush with backoff for as long as it takes (retried is told of each failure, e.g. to
 // reload a script), and only then calls the done callbacks, oldest first. Once a flush fails
 // for good, nothing submitted before or after it is ever acknowledged. After a flush, the event
-// time of each value it wrote (eventMs, Unix milliseconds; 0 for none) is observed in
-// rankstream_board_update_latency_seconds.
+// time of each value it wrote (eventMs, Unix milliseconds; 0 for none; a nil eventMs for a
+// writer of no board) is observed in rankstream_board_update_latency_seconds.
 type async[K comparable, V, U any] struct {
 	opts    asyncOptions
 	add     func(items map[K]*V, u U)
@@ -208,8 +208,10 @@ func (a *async[K, V, U]) flush(ctx context.Context) error {
 		done(nil)
 	}
 	for _, v := range b.items {
-		if ms := a.eventMs(v); ms > 0 {
-			a.latency.Observe(float64(now-ms) / 1000)
+		if a.eventMs != nil {
+			if ms := a.eventMs(v); ms > 0 {
+				a.latency.Observe(float64(now-ms) / 1000)
+			}
 		}
 	}
 	return nil

@@ -4,7 +4,8 @@
 // once it is stored so that Kafka offsets are committed after; HotWriter: the hot-search
 // snapshot, which never goes back in time; BoardWriter: the score boards, exact over the whole
 // score range, sharded, with absolute writes; ScoresWriter: the scores processor's updates into
-// BoardWriter, through the same asynchronous layer as StepsWriter) and the Reader the read API answers from. It
+// BoardWriter, through the same asynchronous layer as StepsWriter; FriendsWriter: the friends
+// processor's pairs into the sets friends:{user}, through that layer too) and the Reader the read API answers from. It
 // works on a single server and on a Redis Cluster.
 //
 // It imports go-redis, topics and internal plumbing (board, obs, backoff); never goka, a Kafka
