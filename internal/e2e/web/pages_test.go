@@ -337,18 +337,29 @@ func TestPages(t *testing.T) {
 		})
 		s.screenshot("leaderboard.png")
 
-		// The friends view: this binary may not serve the friends endpoints yet.
-		if res, err := http.Get(s.base + "/v1/friends/" + url.PathEscape(me) + "/boards/arena?period=total"); err != nil {
-			t.Fatal(err)
-		} else {
-			res.Body.Close()
-			if res.StatusCode == http.StatusNotFound && !strings.Contains(res.Header.Get("Content-Type"), "json") {
-				s.run(chromedp.Click(chromedp.CSS("#friends")))
-				s.waitJS("the friends message", `document.getElementById("friends-msg").textContent === "Friends board not available."`)
-			} else {
-				t.Logf("the friends endpoint answers %d: its page is checked by the friends tests", res.StatusCode)
+		// The friends view: dev's demo user u0 has ten friends; the page shows the rows the
+		// API answers, the viewer's own marked.
+		s.run(chromedp.SetValue(chromedp.CSS("#viewer"), "u0"))
+		eventually(t, "the friends view shows the API's friends board", func() error {
+			s.run(chromedp.Click(chromedp.CSS("#friends")))
+			s.waitJS("the friends view", `!document.getElementById("friends-table").hidden || !document.getElementById("friends-msg").hidden`)
+			got := eval[[]row](s, `[...document.querySelectorAll("#friends-table tbody tr")].map(e => ({rank: +e.dataset.rank, member: e.dataset.member, score: +e.dataset.score}))`)
+			var fb api.FriendsBoard
+			if code := s.get("/v1/friends/u0/boards/arena?period=total&limit=50", &fb); code != http.StatusOK {
+				return fmt.Errorf("API answered %d", code)
 			}
-		}
+			var want []row
+			for _, e := range fb.Items {
+				want = append(want, row{e.Rank, e.Member, e.Score})
+			}
+			if !slices.ContainsFunc(fb.Items, func(e api.FriendEntry) bool { return e.Member == "u0" }) {
+				want = append(want, row{fb.Me.Rank, fb.Me.Member, fb.Me.Score})
+			}
+			if fb.Total != 11 || !slices.Equal(got, want) {
+				return fmt.Errorf("page shows %v, API answers %v (total %d, want 11)", got, want, fb.Total)
+			}
+			return nil
+		})
 	})
 
 	t.Run("beyond rank 1000", func(t *testing.T) {
