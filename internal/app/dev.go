@@ -126,7 +126,7 @@ func Dev(ctx context.Context, cfg DevConfig, stdout io.Writer, log *slog.Logger)
 	if key == "" {
 		key = rand.Text()
 	}
-	gw, err := gateway.New(gateway.Config{Kafka: kc, StepRules: p.Steps.Rules, Keys: gateway.NewKeys([]gateway.APIKey{gateway.KeyOf("dev", key)}), Log: log})
+	gw, err := gateway.New(gateway.Config{Kafka: kc, StepRules: p.Steps.Rules, ScoreRules: p.Scores.Rules, Boards: p.Scores.Boards, Keys: gateway.NewKeys([]gateway.APIKey{gateway.KeyOf("dev", key)}), Log: log})
 	if err != nil {
 		return err
 	}
@@ -142,7 +142,7 @@ func Dev(ctx context.Context, cfg DevConfig, stdout io.Writer, log *slog.Logger)
 			api.WithBoards(p.Scores.Boards)))
 		gw.Register(mux)
 		return ServeHTTP(gctx, cfg.HTTPAddr, mux, log, func(a net.Addr) {
-			fmt.Fprintf(stdout, "rankstream dev is running\n  Kafka (kfake):  %s\n  Redis:          %s\n  query API:      http://%s/v1/boards/steps?limit=10\n  score board:    http://%s/v1/boards/%s?period=total&limit=10\n  hot search:     http://%s/v1/hot/search?k=10\n  write gateway:  POST http://%s/v1/steps and /v1/search with Authorization: Bearer %s\n  metrics:        http://%s/metrics\n",
+			fmt.Fprintf(stdout, "rankstream dev is running\n  Kafka (kfake):  %s\n  Redis:          %s\n  query API:      http://%s/v1/boards/steps?limit=10\n  score board:    http://%s/v1/boards/%s?period=total&limit=10\n  hot search:     http://%s/v1/hot/search?k=10\n  write gateway:  POST http://%s/v1/steps, /v1/search and /v1/scores with Authorization: Bearer %s\n  metrics:        http://%s/metrics\n",
 				strings.Join(kc.Brokers, ","), redisAddr, a, a, p.Scores.Boards[0].Name, a, a, key, a)
 		})
 	})
