@@ -61,7 +61,7 @@ func TestGatewayScoresToBoards(t *testing.T) {
 			}
 		}
 		want := map[string]int64{} // member -> score on the board
-		accepted := 0               // operations
+		accepted := 0              // operations
 		accept := func(body string) {
 			t.Helper()
 			if code, v := post(t, url, "secret-1", body); code != http.StatusAccepted {
