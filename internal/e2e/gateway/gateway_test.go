@@ -59,8 +59,8 @@ func report(user, request string, steps int, ts time.Time) string {
 }
 
 // pipeline is one test's pipeline: its own topics (a prefix) on a broker and Redis database,
-// `rankstream process` and `rankstream gateway`, each with every default but the keys file
-// ("app" with secret "secret-1") and, when given, the boards file.
+// `rankstream gateway` and, with process, `rankstream process`, each with every default but the
+// keys file ("app" with secret "secret-1") and, when given, the boards file.
 type pipeline struct {
 	t       testing.TB
 	kc      kafka.Config
@@ -72,7 +72,7 @@ type pipeline struct {
 	brokers []string
 }
 
-func startPipeline(t testing.TB, brokers []string, boards string) *pipeline {
+func startPipeline(t testing.TB, brokers []string, boards string, process bool) *pipeline {
 	t.Helper()
 	prefix := testenv.UniqueName(t, "gwe2e") + "."
 	p := &pipeline{t: t, kc: kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}}, brokers: brokers}
@@ -95,8 +95,10 @@ func startPipeline(t testing.TB, brokers []string, boards string) *pipeline {
 	if boards != "" {
 		common = append(common, "--boards", boards)
 	}
-	testenv.StartProcess(t, "process", bin, append([]string{"process", "--redis", fmt.Sprintf("redis://%s/%d", redisAddr, db),
-		"--partitions", "8", "--http", "127.0.0.1:0"}, common...)...)
+	if process {
+		testenv.StartProcess(t, "process", bin, append([]string{"process", "--redis", fmt.Sprintf("redis://%s/%d", redisAddr, db),
+			"--partitions", "8", "--http", "127.0.0.1:0"}, common...)...)
+	}
 	p.keys = filepath.Join(t.TempDir(), "keys")
 	writeKeys(t, p.keys, "app", "secret-1")
 	addr := testenv.FreeAddr(t)
@@ -153,7 +155,7 @@ func (p *pipeline) checkCounts(group goka.Group, stream goka.Stream, n int) {
 // and the gateway gets SIGHUP, the new key is accepted and the old one refused.
 func TestGatewayToBoards(t *testing.T) {
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
-		p := startPipeline(t, brokers, "")
+		p := startPipeline(t, brokers, "", true)
 		ctx, rdb, base, gw := context.Background(), p.rdb, p.base, p.gw
 
 		now := time.Now().UTC()

@@ -40,7 +40,7 @@ func TestGatewayScoresToBoards(t *testing.T) {
 	}
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
 		t.Parallel()
-		p := startPipeline(t, brokers, boards)
+		p := startPipeline(t, brokers, boards, true)
 		url := p.base + "/v1/scores"
 		ops := make([]string, gateway.MaxElements+1)
 		for i := range ops {
