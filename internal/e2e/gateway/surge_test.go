@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -74,6 +75,7 @@ type surgeResult struct {
 	metrics  *vegeta.Metrics
 	sent     time.Duration // from the first request sent to the last
 	accepted int
+	capped   int // 503s of the server's concurrency cap (the others: the gateway's shedding)
 }
 
 // surge: n distinct users each POST one step report, at rate requests a second (open model),
@@ -105,7 +107,11 @@ func (p *pipeline) surge(n, rate int) surgeResult {
 				t.Fatalf("202 with body %q: want a request id not answered before", r.Body)
 			}
 			accepted[v.RequestID] = true
-		case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		case http.StatusServiceUnavailable:
+			if strings.Contains(string(r.Body), "too many concurrent requests") {
+				res.capped++
+			}
+		case http.StatusTooManyRequests:
 		default:
 			if other == 0 {
 				t.Errorf("answer %d %q (error %q) after %s, sent %s after the first: want 202, 429 or 503", r.Code, r.Body, r.Error, r.Latency, r.Timestamp.Sub(m.Earliest))
@@ -179,8 +185,8 @@ func (p *pipeline) surge(n, rate int) surgeResult {
 			}
 		}
 	}
-	t.Logf("%d reports at %d/s (sent in %s: %.0f/s): answers %v, %d accepted, %d in the input and on the board; latency p50 %s, p99 %s, max %s",
-		n, rate, res.sent, float64(n)/max(res.sent.Seconds(), 1e-9), res.codes, len(accepted), len(inTopic), m.Latencies.P50, m.Latencies.P99, m.Latencies.Max)
+	t.Logf("%d reports at %d/s (sent in %s: %.0f/s): answers %v (%d of the 503s by the concurrency cap), %d accepted, %d in the input and on the board; latency p50 %s, p99 %s, max %s",
+		n, rate, res.sent, float64(n)/max(res.sent.Seconds(), 1e-9), res.codes, res.capped, len(accepted), len(inTopic), m.Latencies.P50, m.Latencies.P99, m.Latencies.Max)
 	return res
 }
 
