@@ -20,8 +20,7 @@ const Group = topics.ScoresGroup
 
 // Sink stores members' board entries. Submit is called once per consumed record, in offset
 // order per partition: with the entries a valid op left (every period it names, a duplicate's
-// too), or nil after a record that went to the dead-letter topic; the sink may keep the slice
-// (the processor never changes it afterwards). Every update is absolute. done
+// too), or nil after a record that went to the dead-letter topic. Every update is absolute. done
 // must be called once the updates (and every update submitted before them) are durably stored,
 // so that the record's offset may be committed; the sink may block Submit to push back.
 type Sink interface {

@@ -48,17 +48,13 @@ func NewScoresWriter(rdb goredis.UniversalClient, boards []*board.Board, opts Fl
 }
 
 // Submit queues the updates of one record (none after a dead-lettered one) and done. It
-// blocks while MaxPending records wait. us is kept until written: the caller must not change
-// it afterwards.
+// blocks while MaxPending records wait.
 func (w *ScoresWriter) Submit(us []board.ScoreUpdate, done func(error)) { w.q.submit(us, done) }
 
-// addScores queues pointers into us, without a copy (an allocation per update was a good part
-// of the garbage of the scores slice): the processor hands over a new slice per record and
-// never touches it again.
 func addScores(items map[memberPeriod]*board.ScoreUpdate, us []board.ScoreUpdate) {
 	for i := range us {
-		u := &us[i]
-		items[memberPeriod{u.Board, u.Period, u.PeriodID, u.Member}] = u
+		u := us[i]
+		items[memberPeriod{u.Board, u.Period, u.PeriodID, u.Member}] = &u
 	}
 }
 
