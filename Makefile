@@ -26,7 +26,9 @@ test:
 	$(WITH_SERVERS) env $(REQUIRE) $(GO) test -race -count=1 -timeout 25m $(PKGS)
 
 # Benchmarks: the steps slice on the real broker and redis-server (reports/s, raw franz-go
-# consume rate, ratio, goka no-op ceiling), the hot-search path on the real broker, Redis and
+# consume rate, ratio, goka no-op ceiling), score updates through the scores slice (updates/s
+# beside the raw consume rate and the steps slice of the same run), the write gateway (accepted requests/s and p50/p99
+# at a fixed rate beside the raw franz-go produce rate; the 10k simultaneous reports), the hot-search path on the real broker, Redis and
 # ClickHouse (queries/s, raw consume rate, ratio, CPU per query; and, live, the snapshot
 # freshness p50/p99), friends boards through serve (p50/p99 at a fixed rate, vegeta, beside the
 # raw Redis cost), the sketch against its Go peers on the same streams, and the sinks and
@@ -42,6 +44,8 @@ BENCH_OUT             ?= bench.txt
 bench:
 	$(WITH_SERVERS) env $(REQUIRE) bash -c 'set -o pipefail; { \
 	  $(GO) test -run "^$$" -bench "SliceThroughput|MidnightSurge" -benchtime 1x -count $(BENCH_COUNT) ./internal/e2e/steps/ && \
+	  $(GO) test -run "^$$" -bench ScoreThroughput -benchtime 1x -count $(BENCH_COUNT) -timeout 60m ./internal/e2e/scores/ && \
+	  $(GO) test -run "^$$" -bench "GatewayRate|TenThousandReports" -benchtime 1x -count $(BENCH_COUNT) ./internal/e2e/gateway/ && \
 	  $(GO) test -run "^$$" -bench HotThroughput -benchtime 1x -count $(BENCH_COUNT) ./internal/e2e/hot/ && \
 	  $(GO) test -run "^$$" -bench HotFreshness -benchtime 1x -count $(BENCH_FRESHNESS_COUNT) ./internal/e2e/hot/ && \
 	  $(GO) test -run "^$$" -bench ReadPath -benchtime 1x -count $(BENCH_READ_COUNT) -timeout 30m ./internal/e2e/serve/ && \

@@ -209,3 +209,28 @@ func signedInt(field string, raw json.RawMessage, limit int64) (int64, error) {
 	}
 	return n, nil
 }
+
+// ScoreOpBoard returns the board of boards (by name) that o names (not AllBoards), or why the
+// scores processor refuses o whatever the member's state: its board is not declared, or, unless
+// o is an operator's op, its ts is older
+// than the board's retention before recordTime (the Kafka record's timestamp), or the board's
+// only period is season and no season holds its ts. The scores processor dead-letters such an
+// op; the write gateway refuses it with 400. What depends on the member's state (an incr
+// leaving the range, a ts older than the ids the member forgot) only the processor can tell.
+func ScoreOpBoard(o *ScoreOp, boards map[string]*board.Board, recordTime time.Time) (*board.Board, error) {
+	b, ok := boards[o.Board]
+	switch {
+	case !ok:
+		return nil, invalid("board: %q is not declared in the boards file", o.Board)
+	case IsOperatorOp(o.Op): // acts on the member whatever its ts: no period, no retention
+		return b, nil
+	case len(b.Periods) == 1 && b.Periods[0] == board.PeriodSeason:
+		if _, ok := b.Window(board.PeriodSeason, o.TS.Time); !ok {
+			return nil, invalid("ts: %s is in no season of board %q", formatTime(o.TS.Time), b.Name)
+		}
+	}
+	if o.TS.Millis() < recordTime.UnixMilli()-b.Retention.Milliseconds() {
+		return nil, invalid("ts: %s is older than the board's retention (%s on board %q)", formatTime(o.TS.Time), b.Retention, b.Name)
+	}
+	return b, nil
+}

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// TestBadBoardsFileStopsTheStart: process, serve and dev check --boards before they start
+// TestBadBoardsFileStopsTheStart: process, serve, dev and gateway check --boards before they start
 // anything, and say where the file is wrong (file, line, column, field).
 func TestBadBoardsFileStopsTheStart(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "b.yaml")
@@ -17,9 +17,10 @@ func TestBadBoardsFileStopsTheStart(t *testing.T) {
 	if err := os.WriteFile(file, []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, cmd := range []string{"process", "serve", "dev"} {
+	for _, args := range [][]string{{"process"}, {"serve"}, {"dev"}, {"gateway", "--api-keys", filepath.Join(t.TempDir(), "keys")}} {
+		cmd := args[0]
 		var stdout, stderr bytes.Buffer
-		code := dispatch(context.Background(), []string{cmd, "--boards", file, "--http", "127.0.0.1:0"}, strings.NewReader(""), &stdout, &stderr)
+		code := dispatch(context.Background(), append(args, "--boards", file, "--http", "127.0.0.1:0"), strings.NewReader(""), &stdout, &stderr)
 		if want := "b.yaml:4:9: boards[0].tz: invalid"; code != 1 || !strings.Contains(stderr.String(), want) || stdout.Len() != 0 {
 			t.Errorf("%s: exit %d, stderr %q, stdout %q; want exit 1 saying %q", cmd, code, stderr.String(), stdout.String(), want)
 		}

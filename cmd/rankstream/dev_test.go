@@ -71,8 +71,12 @@ func runDevInProcess(t *testing.T, args ...string) (string, string, func() int) 
 // postReport posts a step report of user to the dev server's gateway route with key.
 func postReport(t *testing.T, base, key, user string) int {
 	t.Helper()
-	body := fmt.Sprintf(`{"request_id":"r1","user_id":%q,"steps":123456,"ts":%d,"tz":"UTC"}`, user, time.Now().UnixMilli())
-	req, err := http.NewRequest(http.MethodPost, base+"/v1/steps", strings.NewReader(body))
+	return post(t, base+"/v1/steps", key, fmt.Sprintf(`{"request_id":"r1","user_id":%q,"steps":123456,"ts":%d,"tz":"UTC"}`, user, time.Now().UnixMilli()))
+}
+
+func post(t *testing.T, url, key, body string) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +114,7 @@ func boardTotal(t *testing.T, base string) int64 {
 
 // TestDevServesALiveBoard: `rankstream dev` on its embedded defaults (kfake, miniredis) with
 // demo traffic answers with a growing daily board and growing demo score boards, and a report
-// posted to its gateway route with the random key it printed lands on it; after a restart on
+// and a score update posted to its gateway routes with the random key it printed land on them; after a restart on
 // the same data folder the board comes back (the embedded Redis is empty, so the group replays
 // its input), and the gateway accepts the key given by --api-key, no longer the random one.
 func TestDevServesALiveBoard(t *testing.T) {
@@ -120,14 +124,19 @@ func TestDevServesALiveBoard(t *testing.T) {
 	if c := postReport(t, base, key, "via-gateway"); c != http.StatusAccepted {
 		t.Fatalf("a report posted with the printed key: %d, want 202", c)
 	}
-	testenv.WaitFor(t, time.Minute, "the posted report on the board", func() bool {
-		resp, err := http.Get(base + "/v1/boards/steps/members/via-gateway")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
+	if c := post(t, base+"/v1/scores", key, `{"request_id":"s1","board":"arena","operations":[{"member":"via-gateway","op":"incr","score":5}]}`); c != http.StatusAccepted {
+		t.Fatalf("a score update posted with the printed key: %d, want 202", c)
+	}
+	for _, path := range []string{"/v1/boards/steps/members/via-gateway", "/v1/boards/arena/members/via-gateway?period=total"} {
+		testenv.WaitFor(t, time.Minute, "the posted report on "+path, func() bool {
+			resp, err := http.Get(base + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp.StatusCode == http.StatusOK
+		})
+	}
 	deadline := time.Now().Add(time.Minute)
 	for boardTotal(t, base) < 50 {
 		if time.Now().After(deadline) {

@@ -151,6 +151,13 @@ func registerStepRules(fs *flag.FlagSet, r *topics.StepRules) {
 	fs.DurationVar(&r.FutureSkew, "future-skew", d.FutureSkew, "step reports and score ops later than this after their record's timestamp go to the dead-letter topic (the gateway refuses them)")
 }
 
+// scoreRulesOf returns the score ops' rules: the default ones with the steps' --future-skew.
+func scoreRulesOf(steps topics.StepRules) topics.ScoreRules {
+	r := topics.DefaultScoreRules
+	r.FutureSkew = steps.FutureSkew
+	return r
+}
+
 // pipelineFlags are the flags of the commands that run processors.
 type pipelineFlags struct {
 	kafka  kafkaFlags
@@ -181,8 +188,7 @@ func (p *pipelineFlags) pipeline(stateDir string) (app.Pipeline, error) {
 	if err != nil {
 		return app.Pipeline{}, err
 	}
-	scoreRules := topics.DefaultScoreRules
-	scoreRules.FutureSkew = p.steps.rules.FutureSkew
+	scoreRules := scoreRulesOf(p.steps.rules)
 	friendRules := topics.DefaultFriendRules
 	friendRules.FutureSkew = p.steps.rules.FutureSkew
 	return app.Pipeline{

@@ -10,7 +10,7 @@ import (
 )
 
 func runGateway(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer) int {
-	fs := newFlags("gateway", "Serves the write API (POST /v1/steps, /v1/search), /metrics, /healthz and /readyz: validates each body with the\nprocessors' rules, rate-limits per user, and answers 202 once Kafka acknowledged (503 with Retry-After while it cannot).")
+	fs := newFlags("gateway", "Serves the write API (POST /v1/steps, /v1/search, /v1/scores), /metrics, /healthz and /readyz: validates each body with the\nprocessors' rules, rate-limits per user, and answers 202 once Kafka acknowledged (503 with Retry-After while it cannot).")
 	fs.SetOutput(stderr)
 	var kf kafkaFlags
 	kf.registerClient(fs)
@@ -19,6 +19,7 @@ func runGateway(ctx context.Context, args []string, _ io.Reader, _, stderr io.Wr
 	var cfg app.GatewayConfig
 	g := &cfg.Gateway
 	registerStepRules(fs, &g.StepRules)
+	boards := boardsFlag(fs, "the same file as the processors': a score update naming another board is refused; empty: every score update is refused")
 	fs.StringVar(&cfg.HTTPAddr, "http", "127.0.0.1:8090", "listen address")
 	fs.StringVar(&cfg.KeysFile, "api-keys", "", "the `file` of the accepted API keys, one \"name sha256-hex\" a line (the SHA-256 of the key: printf %s \"$KEY\" | sha256sum); read again on SIGHUP")
 	fs.Float64Var(&g.UserRate, "user-rate", gateway.DefaultUserRate, "requests a second a user may make on a route, on average (429 with Retry-After beyond); negative: no per-user limit")
@@ -36,6 +37,10 @@ func runGateway(ctx context.Context, args []string, _ io.Reader, _, stderr io.Wr
 		fmt.Fprintln(stderr, "rankstream gateway: --api-keys is required (rankstream gateway --help)")
 		return exitCode(errUsage, stderr)
 	}
+	if g.Boards, err = app.LoadBoards(*boards); err != nil {
+		return exitCode(err, stderr)
+	}
+	g.ScoreRules = scoreRulesOf(g.StepRules)
 	g.Kafka = kf.config("")
 	return exitCode(app.Gateway(ctx, cfg, log), stderr)
 }

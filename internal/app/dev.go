@@ -142,7 +142,7 @@ func Dev(ctx context.Context, cfg DevConfig, stdout io.Writer, log *slog.Logger)
 	if key == "" {
 		key = rand.Text()
 	}
-	gw, err := gateway.New(gateway.Config{Kafka: kc, StepRules: p.Steps.Rules, Keys: gateway.NewKeys([]gateway.APIKey{gateway.KeyOf("dev", key)}), Log: log})
+	gw, err := gateway.New(gateway.Config{Kafka: kc, StepRules: p.Steps.Rules, ScoreRules: p.Scores.Rules, Boards: p.Scores.Boards, Keys: gateway.NewKeys([]gateway.APIKey{gateway.KeyOf("dev", key)}), Log: log})
 	if err != nil {
 		return err
 	}

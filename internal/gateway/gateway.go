@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/rankstream/rankstream/internal/board"
 	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/obs"
 	"github.com/rankstream/rankstream/topics"
@@ -46,13 +47,19 @@ const (
 )
 
 // Config configures a Gateway. Zero fields take the defaults above (StepRules:
-// topics.DefaultStepRules); a negative UserRate turns the per-user limits off.
+// topics.DefaultStepRules, ScoreRules: topics.DefaultScoreRules); a negative UserRate turns
+// the per-user limits off.
 type Config struct {
 	// Kafka names the brokers, the client id and the topics' prefix.
 	Kafka kafka.Config
 	// StepRules must be the steps processors' (--max-steps, --retention, --future-skew): a
 	// report they would dead-letter is refused with 400 here.
 	StepRules topics.StepRules
+	// ScoreRules and Boards must be the scores processor's (--future-skew, --boards): an
+	// operation it would dead-letter whatever the member's state is refused with 400 here.
+	// Without boards, every score update is refused (its board is not declared).
+	ScoreRules topics.ScoreRules
+	Boards     []*board.Board
 	// Keys are the accepted API keys.
 	Keys *Keys
 	// UserRate is the requests a second a user may make on a route, on average; UserBurst
@@ -79,6 +86,9 @@ var maxRequestTimeout = obs.DefaultServerLimits.Write - 5*time.Second
 func (c *Config) setDefaults() error {
 	if c.StepRules == (topics.StepRules{}) {
 		c.StepRules = topics.DefaultStepRules
+	}
+	if c.ScoreRules == (topics.ScoreRules{}) {
+		c.ScoreRules = topics.DefaultScoreRules
 	}
 	if c.UserRate == 0 {
 		c.UserRate = DefaultUserRate
@@ -113,8 +123,8 @@ func (c *Config) setDefaults() error {
 		return fmt.Errorf("gateway: %d user buckets: want at least %d (the users of one request)", c.UserBuckets, MaxElements)
 	case c.MaxBody < 1:
 		return fmt.Errorf("gateway: max body %d: want at least 1 byte", c.MaxBody)
-	case c.MaxInFlightBytes < c.MaxBody+MaxElements*recordOverhead:
-		return fmt.Errorf("gateway: max in-flight bytes %d: want at least the largest request, %d", c.MaxInFlightBytes, c.MaxBody+MaxElements*recordOverhead)
+	case c.MaxInFlightBytes < c.maxRequestCost():
+		return fmt.Errorf("gateway: max in-flight bytes %d: want at least the largest request, %d", c.MaxInFlightBytes, c.maxRequestCost())
 	case c.RequestTimeout < 0 || c.RequestTimeout > maxRequestTimeout:
 		return fmt.Errorf("gateway: request timeout %s: want from 0 to %s (the answer must be written within the server's write limit, %s)", c.RequestTimeout, maxRequestTimeout, obs.DefaultServerLimits.Write)
 	case c.ShedRetryAfter < time.Second:
@@ -123,12 +133,21 @@ func (c *Config) setDefaults() error {
 	return nil
 }
 
+// maxRequestCost bounds what a request counts in the in-flight bytes: its body, and for each
+// of its records the overhead and what a score operation's value repeats of its request (the
+// request id, board, scope, ts and the field names).
+func (c *Config) maxRequestCost() int64 {
+	const repeated = topics.MaxIDBytes + 64 + topics.MaxRegionBytes + 64
+	return c.MaxBody + MaxElements*(recordOverhead+repeated)
+}
+
 // Gateway is the write service: Register mounts its routes.
 type Gateway struct {
 	cfg     Config
 	cl      *kgo.Client
 	topics  []string
 	limiter *limiter
+	boards  map[string]*board.Board
 	budget  budget
 	breaker breaker
 	log     *slog.Logger
@@ -159,6 +178,10 @@ func New(cfg Config) (*Gateway, error) {
 		rate = 0
 	}
 	g := &Gateway{cfg: cfg, cl: cl, limiter: newLimiter(rate, cfg.UserBurst, cfg.UserBuckets), log: cfg.Log}
+	g.boards = make(map[string]*board.Board, len(cfg.Boards))
+	for _, b := range cfg.Boards {
+		g.boards[b.Name] = b
+	}
 	g.budget.max = cfg.MaxInFlightBytes
 	g.breaker.probes = make(chan struct{}, probeRequests)
 	for _, rt := range routes {

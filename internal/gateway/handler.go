@@ -82,8 +82,12 @@ func (g *Gateway) serve(ctx context.Context, rt route, topic, key string, w http
 	recs := make([]record, 0, len(elems))
 	var bad []elementError
 	for i, e := range elems {
+		n := len(recs)
 		if recs, err = rt.decode(g, e, now, recs); err != nil {
 			bad = append(bad, elementError{i, reason(err)})
+		}
+		for j := n; j < len(recs); j++ {
+			recs[j].elem = i
 		}
 	}
 	if len(bad) > 0 {
@@ -97,6 +101,8 @@ func (g *Gateway) serve(ctx context.Context, rt route, topic, key string, w http
 			"error":  fmt.Sprintf("element %d: %s (%d of %d elements invalid; none accepted)", bad[0].Index, bad[0].Error, len(bad), len(elems)),
 			"errors": bad,
 		}}
+	case len(recs) > MaxElements: // several score updates of many operations each
+		return fail(http.StatusRequestEntityTooLarge, "body: more than %d records (operations) in one request", MaxElements)
 	}
 
 	leave, ok := g.breaker.enter()
@@ -126,7 +132,7 @@ func (g *Gateway) serve(ctx context.Context, rt route, topic, key string, w http
 		a.retryAfter = strconv.Itoa(int(math.Ceil(wait.Seconds())))
 		return a
 	}
-	ids, err := g.produce(ctx, topic, recs, now)
+	recIDs, err := g.produce(ctx, topic, recs, now)
 	if err == nil || r.Context().Err() == nil { // a client that went away says nothing of Kafka
 		if g.breaker.record(err == nil) {
 			if err != nil {
@@ -140,6 +146,10 @@ func (g *Gateway) serve(ctx context.Context, rt route, topic, key string, w http
 		return g.shed(r, rt, key, err)
 	}
 	obs.GatewayRecords.WithLabelValues(topic).Add(float64(len(recs)))
+	ids := make([]string, len(elems)) // an element's id is its first record's
+	for i := len(recs) - 1; i >= 0; i-- {
+		ids[recs[i].elem] = recIDs[i]
+	}
 	if g.log.Enabled(ctx, slog.LevelDebug) {
 		g.log.Debug("gateway: accepted", "route", rt.pattern, "key", key, "records", len(recs), "request_ids", ids)
 	}

@@ -78,3 +78,41 @@ func RawConsumeRate(t testing.TB, brokers []string, topic string, n int) float64
 	}
 	return float64(got) / time.Since(start).Seconds()
 }
+
+// RawProduceRate produces records (each naming its topic) with a plain franz-go producer of
+// its defaults (idempotent, acks from all in-sync replicas), all at once asynchronously, and
+// returns records per second, counted from the client's creation until every record was
+// acknowledged: the rate the broker and the client library allow, the ceiling of anything
+// that writes the topic. It fails the test if a record fails or they are not all acknowledged
+// within 2 minutes.
+func RawProduceRate(t testing.TB, brokers []string, records []*kgo.Record) float64 {
+	t.Helper()
+	start := time.Now()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.MaxBufferedRecords(len(records)+1))
+	if err != nil {
+		t.Fatalf("testenv: kafka client for %v: %v", brokers, err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	failed := make(chan error, 1)
+	for _, r := range records {
+		cl.Produce(ctx, r, func(_ *kgo.Record, err error) {
+			if err != nil {
+				select {
+				case failed <- err:
+				default:
+				}
+			}
+		})
+	}
+	if err := cl.Flush(ctx); err != nil {
+		t.Fatalf("testenv: raw producer: %v", err)
+	}
+	select {
+	case err := <-failed:
+		t.Fatalf("testenv: raw producer: %v", err)
+	default:
+	}
+	return float64(len(records)) / time.Since(start).Seconds()
+}

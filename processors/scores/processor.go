@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"time"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/lovoo/goka"
@@ -120,13 +119,9 @@ func (p *processor) process(ctx goka.Context, msg any) {
 	}
 	targets := p.Boards
 	if o.Board != topics.AllBoards {
-		b, ok := p.boards[o.Board]
-		if !ok {
-			fail(fmt.Errorf("board: %q is not declared in the boards file", o.Board))
-			return
-		}
-		if !topics.IsOperatorOp(o.Op) && !inAnyPeriod(b, o.TS.Time) {
-			fail(fmt.Errorf("ts: %s is in no season of board %q", o.TS.UTC().Format(time.RFC3339Nano), b.Name))
+		b, err := topics.ScoreOpBoard(o, p.boards, rec)
+		if err != nil {
+			fail(err)
 			return
 		}
 		targets = []*board.Board{b}
@@ -183,16 +178,6 @@ func rule(err error) string {
 		}
 	}
 	return "other"
-}
-
-// inAnyPeriod tells whether t is in a period of b: always, unless seasons are its only
-// period and none holds t (such an op would change nothing anyone sees).
-func inAnyPeriod(b *board.Board, t time.Time) bool {
-	if len(b.Periods) != 1 || b.Periods[0] != board.PeriodSeason {
-		return true
-	}
-	_, ok := b.Window(board.PeriodSeason, t)
-	return ok
 }
 
 // state returns the member's table value, or a new one.

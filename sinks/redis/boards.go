@@ -123,30 +123,37 @@ func DecodeEntry(e string) (member string, score, reachedMs int64, err error) {
 	return e[entryPrefix:], score, reachedMs, nil
 }
 
-// setEntry puts member ARGV[1] in the shard KEYS[1] (sorted set) / KEYS[2] (hash) with the
-// entry prefix ARGV[2], replacing its previous entry, and sets both keys to expire at ARGV[3]
-// (unix seconds; 0: never). Writing the same entry again changes nothing.
-var setEntry = goredis.NewScript(`
-local old = redis.call('HGET', KEYS[2], ARGV[1])
-if old ~= ARGV[2] then
-  if old then redis.call('ZREM', KEYS[1], old .. ARGV[1]) end
-  redis.call('ZADD', KEYS[1], 0, ARGV[2] .. ARGV[1])
-  redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+// writeEntries applies writes to the shard KEYS[1] (sorted set) / KEYS[2] (hash), in order:
+// ARGV[2], ARGV[3], ... are pairs of a member and its entry prefix, which replaces the
+// member's previous entry, or "" to take the member off. Then, when ARGV[1] is not '0', both
+// keys expire at ARGV[1] (unix seconds). Writing the same entries again changes nothing. One
+// call carries up to maxEntriesPerCall members: a script's cost is mostly its call, so a
+// batch per shard costs Redis a fraction of a call per member.
+var writeEntries = goredis.NewScript(`
+local z, h = KEYS[1], KEYS[2]
+for i = 2, #ARGV, 2 do
+  local m, p = ARGV[i], ARGV[i + 1]
+  local old = redis.call('HGET', h, m)
+  if p == '' then
+    if old then
+      redis.call('ZREM', z, old .. m)
+      redis.call('HDEL', h, m)
+    end
+  elseif old ~= p then
+    if old then redis.call('ZREM', z, old .. m) end
+    redis.call('ZADD', z, 0, p .. m)
+    redis.call('HSET', h, m, p)
+  end
 end
-if ARGV[3] ~= '0' then
-  redis.call('EXPIREAT', KEYS[1], ARGV[3])
-  redis.call('EXPIREAT', KEYS[2], ARGV[3])
+if ARGV[1] ~= '0' then
+  redis.call('EXPIREAT', z, ARGV[1])
+  redis.call('EXPIREAT', h, ARGV[1])
 end
 return 0`)
 
-// removeEntry takes member ARGV[1] off the shard KEYS[1] / KEYS[2].
-var removeEntry = goredis.NewScript(`
-local old = redis.call('HGET', KEYS[2], ARGV[1])
-if old then
-  redis.call('ZREM', KEYS[1], old .. ARGV[1])
-  redis.call('HDEL', KEYS[2], ARGV[1])
-end
-return 0`)
+// maxEntriesPerCall bounds the members of one writeEntries call (Redis runs one script at a
+// time: about a millisecond for this many).
+const maxEntriesPerCall = 256
 
 // BoardWrite is one absolute write to a score board: the member's entry, or its removal.
 type BoardWrite struct {
@@ -166,60 +173,63 @@ type BoardWriter struct{ rdb goredis.UniversalClient }
 // NewBoardWriter returns a writer on rdb (Open bounds its calls).
 func NewBoardWriter(rdb goredis.UniversalClient) *BoardWriter { return &BoardWriter{rdb: rdb} }
 
-// Write applies the writes in order, in one pipeline. It checks every write before sending
-// any: an entry out of range (ErrEntryRange) is a permanent error and nothing is written. A
+// Write applies the writes in order, in one pipeline of one script call per shard (and per
+// maxEntriesPerCall of its writes, in order). It checks every write before sending any: an entry out of range (ErrEntryRange) is a permanent error and nothing is written. A
 // failed pipeline may have applied a part of the writes: writing the whole batch again is
 // harmless.
 func (w *BoardWriter) Write(ctx context.Context, writes []BoardWrite) error {
-	type op struct {
+	// The writes of one shard, in order, with the expiry of the last entry set there (every
+	// entry of a shard has its period's; a removal sets none).
+	type shardWrites struct {
 		keys []string
-		args []any
-		set  bool
+		args []any // expiry, then member and prefix pairs
 	}
-	ops := make([]op, 0, len(writes))
+	var shards []*shardWrites
+	byKey := map[string]*shardWrites{}
 	for _, x := range writes {
 		if x.Ref.Shards < 1 || x.Ref.Shards > board.MaxShards {
 			return fmt.Errorf("redis: score board %s: %d shards", x.Ref.Board, x.Ref.Shards)
 		}
 		shard := ShardOf(x.Member, x.Ref.Shards)
-		keys := []string{ScoreBoardKey(x.Ref, shard), ScoreBoardMembersKey(x.Ref, shard)}
+		key := ScoreBoardKey(x.Ref, shard)
+		sw := byKey[key]
+		if sw == nil || len(sw.args) == 1+2*maxEntriesPerCall {
+			sw = &shardWrites{keys: []string{key, ScoreBoardMembersKey(x.Ref, shard)}, args: []any{int64(0)}}
+			byKey[key] = sw
+			shards = append(shards, sw)
+		}
 		if !x.Present {
-			ops = append(ops, op{keys: keys, args: []any{x.Member}})
+			sw.args = append(sw.args, x.Member, "")
 			continue
 		}
 		p, err := entryPrefixOf(x.Score, x.ReachedMs)
 		if err != nil {
-			return fmt.Errorf("redis: score board %s member %q: %w", keys[0], x.Member, err)
+			return fmt.Errorf("redis: score board %s member %q: %w", key, x.Member, err)
 		}
 		exp := int64(0)
 		if !x.ExpireAt.IsZero() {
 			exp = x.ExpireAt.Unix()
 		}
-		ops = append(ops, op{keys: keys, args: []any{x.Member, p, exp}, set: true})
+		sw.args[0] = exp
+		sw.args = append(sw.args, x.Member, p)
 	}
 	exec := func() error {
 		pipe := w.rdb.Pipeline()
-		for _, o := range ops {
-			if o.set {
-				setEntry.EvalSha(ctx, pipe, o.keys, o.args...)
-			} else {
-				removeEntry.EvalSha(ctx, pipe, o.keys, o.args...)
-			}
+		for _, sw := range shards {
+			writeEntries.EvalSha(ctx, pipe, sw.keys, sw.args...)
 		}
 		_, err := pipe.Exec(ctx)
 		return err
 	}
 	err := exec()
 	if err != nil && goredis.HasErrorPrefix(err, "NOSCRIPT") { // not loaded yet, or Redis lost its script cache
-		for _, s := range []*goredis.Script{setEntry, removeEntry} {
-			if lerr := s.Load(ctx, w.rdb).Err(); lerr != nil {
-				return fmt.Errorf("redis: load score board script: %w", lerr)
-			}
+		if lerr := writeEntries.Load(ctx, w.rdb).Err(); lerr != nil {
+			return fmt.Errorf("redis: load score board script: %w", lerr)
 		}
 		err = exec()
 	}
 	if err != nil {
-		return fmt.Errorf("redis: write %d score board entries: %w", len(ops), err)
+		return fmt.Errorf("redis: write %d score board entries: %w", len(writes), err)
 	}
 	return nil
 }

@@ -102,7 +102,7 @@ func (w *ScoresWriter) write(ctx context.Context, items map[memberPeriod]*board.
 		}
 	}
 	// One pipeline per chunk: a reply is awaited under one read deadline for a whole pipeline,
-	// and a script per write is slow on a small server (miniredis starts a Lua state per call).
+	// and a script call is slow on a small server (miniredis starts a Lua state per call).
 	for len(writes) > 0 {
 		n := min(len(writes), maxWritesPerPipeline)
 		if err := w.w.Write(ctx, writes[:n]); err != nil {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lovoo/goka"
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kadm"
 
@@ -26,7 +27,7 @@ import (
 )
 
 // writeKeys writes a keys file holding name and the SHA-256 of secret.
-func writeKeys(t *testing.T, path, name, secret string) {
+func writeKeys(t testing.TB, path, name, secret string) {
 	t.Helper()
 	h := sha256.Sum256([]byte(secret))
 	if err := os.WriteFile(path, []byte("# test keys\n"+name+" "+hex.EncodeToString(h[:])+"\n"), 0o600); err != nil {
@@ -57,6 +58,95 @@ func report(user, request string, steps int, ts time.Time) string {
 	return fmt.Sprintf(`{"request_id":%q,"user_id":%q,"steps":%d,"ts":%q,"tz":"UTC"}`, request, user, steps, ts.Format(time.RFC3339Nano))
 }
 
+// pipeline is one test's pipeline: its own topics (a prefix) on a broker and Redis database,
+// `rankstream gateway` and, with process, `rankstream process`, each with every default but the
+// keys file ("app" with secret "secret-1") and, when given, the boards file.
+type pipeline struct {
+	t       testing.TB
+	kc      kafka.Config
+	rdb     *goredis.Client
+	adm     *kadm.Client
+	gw      *testenv.Process
+	keys    string
+	base    string
+	brokers []string
+}
+
+func startPipeline(t testing.TB, brokers []string, boards string, process bool) *pipeline {
+	t.Helper()
+	prefix := testenv.UniqueName(t, "gwe2e") + "."
+	p := &pipeline{t: t, kc: kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}}, brokers: brokers}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	kcl, err := kafka.NewClient(p.kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kcl.Close()
+	if _, err := kcl.EnsureTopics(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	redisAddr, db := testenv.RedisAddr(t)
+	p.rdb = goredis.NewClient(&goredis.Options{Addr: redisAddr, DB: db})
+	t.Cleanup(func() { p.rdb.Close() })
+	p.adm = testenv.KafkaAdmin(t, brokers)
+	bin := testenv.Rankstream(t)
+	common := []string{"--brokers", strings.Join(brokers, ","), "--topic-prefix", prefix, "--log-level", "warn"}
+	if boards != "" {
+		common = append(common, "--boards", boards)
+	}
+	if process {
+		testenv.StartProcess(t, "process", bin, append([]string{"process", "--redis", fmt.Sprintf("redis://%s/%d", redisAddr, db),
+			"--partitions", "8", "--http", "127.0.0.1:0"}, common...)...)
+	}
+	p.keys = filepath.Join(t.TempDir(), "keys")
+	writeKeys(t, p.keys, "app", "secret-1")
+	addr := testenv.FreeAddr(t)
+	p.gw = testenv.StartProcess(t, "gateway", bin, append([]string{"gateway", "--api-keys", p.keys, "--http", addr}, common...)...)
+	p.base = "http://" + addr
+	testenv.WaitFor(t, time.Minute, "the gateway ready", func() bool {
+		if err := p.gw.Exited(); err != nil {
+			t.Fatalf("gateway %v\n%s", err, p.gw.Output())
+		}
+		resp, err := http.Get(p.base + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	return p
+}
+
+// records counts the records of stream.
+func (p *pipeline) records(stream goka.Stream) int64 {
+	p.t.Helper()
+	ends, err := p.adm.ListEndOffsets(context.Background(), string(p.kc.Names.Stream(stream)))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	var end int64
+	ends.Each(func(o kadm.ListedOffset) { end += o.Offset })
+	return end
+}
+
+// checkCounts waits until group committed n records of stream, then checks that stream holds
+// exactly n and the dead-letter topic none: nothing refused reached Kafka.
+func (p *pipeline) checkCounts(group goka.Group, stream goka.Stream, n int) {
+	p.t.Helper()
+	input, g := string(p.kc.Names.Stream(stream)), string(p.kc.Names.Group(group))
+	testenv.WaitCommitted(p.t, p.adm, g, input, int64(n), time.Minute)
+	if got := p.records(stream); got != int64(n) {
+		p.t.Errorf("%s holds %d records, want %d", input, got, n)
+	}
+	if got := p.records(topics.DLQ); got != 0 {
+		p.t.Errorf("%d dead letters, want none", got)
+	}
+	if c := testenv.Committed(p.adm, g, input); c != int64(n) {
+		p.t.Errorf("group %s committed %d records, want the %d accepted", g, c, n)
+	}
+}
+
 // TestGatewayToBoards runs `rankstream gateway` (every default but the keys file) and
 // `rankstream process`: refused requests (401, 400, 413, 429) leave nothing anywhere (the
 // input topic holds exactly the accepted reports, the dead-letter topic nothing, the group
@@ -65,41 +155,8 @@ func report(user, request string, steps int, ts time.Time) string {
 // and the gateway gets SIGHUP, the new key is accepted and the old one refused.
 func TestGatewayToBoards(t *testing.T) {
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
-		prefix := testenv.UniqueName(t, "gwe2e") + "."
-		kc := kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		kcl, err := kafka.NewClient(kc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer kcl.Close()
-		if _, err := kcl.EnsureTopics(ctx, true); err != nil {
-			t.Fatal(err)
-		}
-		redisAddr, db := testenv.RedisAddr(t)
-		rdb := goredis.NewClient(&goredis.Options{Addr: redisAddr, DB: db})
-		t.Cleanup(func() { rdb.Close() })
-		bin := testenv.Rankstream(t)
-		common := []string{"--brokers", strings.Join(brokers, ","), "--topic-prefix", prefix, "--log-level", "warn"}
-		testenv.StartProcess(t, "process", bin, append([]string{"process", "--redis", fmt.Sprintf("redis://%s/%d", redisAddr, db),
-			"--partitions", "8", "--http", "127.0.0.1:0"}, common...)...)
-		keys := filepath.Join(t.TempDir(), "keys")
-		writeKeys(t, keys, "app", "secret-1")
-		addr := testenv.FreeAddr(t)
-		gw := testenv.StartProcess(t, "gateway", bin, append([]string{"gateway", "--api-keys", keys, "--http", addr}, common...)...)
-		base := "http://" + addr
-		testenv.WaitFor(t, time.Minute, "the gateway ready", func() bool {
-			if err := gw.Exited(); err != nil {
-				t.Fatalf("gateway %v\n%s", err, gw.Output())
-			}
-			resp, err := http.Get(base + "/readyz")
-			if err != nil {
-				return false
-			}
-			resp.Body.Close()
-			return resp.StatusCode == http.StatusOK
-		})
+		p := startPipeline(t, brokers, "", true)
+		ctx, rdb, base, gw := context.Background(), p.rdb, p.base, p.gw
 
 		now := time.Now().UTC()
 		day := now.Format("20060102")
@@ -181,27 +238,10 @@ func TestGatewayToBoards(t *testing.T) {
 
 		// Nothing refused reached Kafka: the input holds the accepted reports, the group
 		// committed exactly those, the dead-letter topic is empty.
-		adm := testenv.KafkaAdmin(t, brokers)
-		input := string(kc.Names.Stream(topics.StepsReported))
-		group := string(kc.Names.Group(steps.Group))
-		testenv.WaitCommitted(t, adm, group, input, int64(accepted), time.Minute)
-		for topic, n := range map[string]int{input: accepted, string(kc.Names.Stream(topics.DLQ)): 0} {
-			ends, err := adm.ListEndOffsets(ctx, topic)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var end int64
-			ends.Each(func(o kadm.ListedOffset) { end += o.Offset })
-			if end != int64(n) {
-				t.Errorf("%s holds %d records, want %d", topic, end, n)
-			}
-		}
-		if c := testenv.Committed(adm, group, input); c != int64(accepted) {
-			t.Errorf("group committed %d records, want the %d accepted", c, accepted)
-		}
+		p.checkCounts(steps.Group, topics.StepsReported, accepted)
 
 		// SIGHUP reloads the keys.
-		writeKeys(t, keys, "app2", "secret-2")
+		writeKeys(t, p.keys, "app2", "secret-2")
 		gw.Signal(syscall.SIGHUP)
 		testenv.WaitFor(t, 30*time.Second, "the new key accepted after SIGHUP", func() bool {
 			code, _ := post(t, stepsURL, "secret-2", report("new", "n1", 1, time.Now()))

@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/rankstream/rankstream/internal/e2e"
 	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/loadgen"
 	"github.com/rankstream/rankstream/internal/testenv"
@@ -316,7 +317,7 @@ func (s system) run(t testing.TB, adm *kadm.Client, input string, total int64) (
 	addr, db := testenv.RedisAddr(t)
 	rdb := goredis.NewClient(&goredis.Options{Addr: addr, DB: db})
 	defer rdb.Close()
-	redisBefore := redisCPU(t, rdb)
+	redisBefore := e2e.RedisCPU(t, rdb)
 	argv := s.command(fmt.Sprintf("redis://%s/%d", addr, db), t.TempDir())
 	launched := time.Now()
 	child := startChild(t, s.name, argv)
@@ -340,7 +341,7 @@ func (s system) run(t testing.TB, adm *kadm.Client, input string, total int64) (
 		time.Sleep(20 * time.Millisecond)
 	}
 	res := result{name: s.name, records: total, startup: start.Sub(launched), elapsed: time.Since(start), cpu: child.cpu(t) - cpuStart, peakRSS: child.peakRSS(t)}
-	res.redisCPU = redisCPU(t, rdb) - redisBefore // before the snapshot's reads
+	res.redisCPU = e2e.RedisCPU(t, rdb) - redisBefore // before the snapshot's reads
 	// Committed means acknowledged by Redis: the contents are final now, before any shutdown.
 	snap := takeSnapshot(t, rdb)
 	child.stop(t)
@@ -446,26 +447,6 @@ func (c *child) peakRSS(t testing.TB) int64 {
 	}
 	t.Fatalf("%s: no VmHWM in /proc/%d/status", c.name, c.cmd.Process.Pid)
 	return 0
-}
-
-// redisCPU returns redis-server's user+system CPU time so far (INFO cpu).
-func redisCPU(t testing.TB, rdb *goredis.Client) time.Duration {
-	info, err := rdb.Info(context.Background(), "cpu").Result()
-	if err != nil {
-		t.Fatalf("INFO cpu: %v", err)
-	}
-	var secs float64
-	for _, line := range strings.Split(info, "\n") {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if ok && (k == "used_cpu_sys" || k == "used_cpu_user") {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				t.Fatalf("INFO cpu: %q", line)
-			}
-			secs += f
-		}
-	}
-	return time.Duration(secs * float64(time.Second))
 }
 
 // snapshot is what the steps job left in Redis: every step key's value and every board's

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/lovoo/goka"
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -68,7 +69,7 @@ func boardsFile(t *testing.T, monday time.Time) string {
 // Redis database, rankstream processes started as separate OS processes, and the HTTP API on
 // that database.
 type scoresRun struct {
-	t         *testing.T
+	t         testing.TB
 	kc        kafka.Config
 	kcl       *kafka.Client
 	bin, file string
@@ -78,7 +79,7 @@ type scoresRun struct {
 	c         *checker
 }
 
-func newRun(t *testing.T, brokers []string, bin, file string) *scoresRun {
+func newRun(t testing.TB, brokers []string, bin, file string) *scoresRun {
 	t.Helper()
 	r := &scoresRun{t: t, bin: bin, file: file,
 		kc: kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: testenv.UniqueName(t, "scores") + "."}}}
@@ -353,14 +354,20 @@ func windowOf(t *testing.T, defs []*board.Board, k e2e.ScoreKey) board.Window {
 }
 
 // produce sends the records with their timestamps, in order, and waits for the acks.
-func produce(t *testing.T, kc kafka.Config, records []e2e.Record) {
+func produce(t testing.TB, kc kafka.Config, records []e2e.Record) {
+	t.Helper()
+	produceTo(t, kc, topics.ScoresUpdated, records)
+}
+
+// produceTo produces records to stream and waits until Kafka acknowledged them all.
+func produceTo(t testing.TB, kc kafka.Config, stream goka.Stream, records []e2e.Record) {
 	t.Helper()
 	cl, err := kc.KgoClient(kgo.ProducerLinger(5 * time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	topic := string(kc.Names.Stream(topics.ScoresUpdated))
+	topic := string(kc.Names.Stream(stream))
 	errs := make(chan error, 1)
 	for _, r := range records {
 		cl.Produce(context.Background(), &kgo.Record{Topic: topic, Key: []byte(r.Key), Value: r.Value, Timestamp: r.Time}, func(_ *kgo.Record, err error) {
@@ -384,7 +391,7 @@ func produce(t *testing.T, kc kafka.Config, records []e2e.Record) {
 
 // checker reads boards through the HTTP API.
 type checker struct {
-	t    *testing.T
+	t    testing.TB
 	base string
 }
 

@@ -3,8 +3,6 @@ package stepse2e
 import (
 	"context"
 	"log/slog"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -68,74 +66,16 @@ func BenchmarkMidnightSurge(b *testing.B) {
 	runSlice(b, records)
 }
 
-// runSlice produces records[0], waits until `rankstream process` (default settings) committed
-// it, then times the rest through the slice and reports reports/s and the costs per report.
+// runSlice runs `rankstream process` (default settings) on records and reports reports/s
+// and the costs per report (e2e.Slice.Measure).
 func runSlice(b *testing.B, records []e2e.Record) (e *stepsRun, topic string, rate float64) {
-	n := len(records)
 	e = newE2E(b, testenv.KafkaBrokers(b))
-	group := string(e.kc.Names.Group(steps.Group))
 	topic = string(e.kc.Names.Stream(topics.StepsReported))
-	adm := testenv.KafkaAdmin(b, e.kc.Brokers)
-
-	proc := e.start("bench")
-	e.produce(records[:1], 0)
-	testenv.WaitCommitted(b, adm, group, topic, 1, 5*time.Minute)
-
-	cpu0, rcpu0, rcmd0 := processCPU(b, proc), redisCPU(b, e), redisCommands(b, e)
-	b.ResetTimer()
-	start := time.Now()
-	e.produce(records[1:], 0)
-	testenv.WaitCommitted(b, adm, group, topic, int64(n), 10*time.Minute)
-	elapsed := time.Since(start)
-	b.StopTimer()
-	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(n-1) }
-	rate = float64(n-1) / elapsed.Seconds()
-	b.ReportMetric(rate, "reports/s")
-	b.ReportMetric(per(processCPU(b, proc)-cpu0), "cpu-µs/report")
-	b.ReportMetric(per(redisCPU(b, e)-rcpu0), "redis-cpu-µs/report")
-	b.ReportMetric(float64(redisCommands(b, e)-rcmd0)/float64(n-1), "redis-cmds/report")
-	return e, topic, rate
-}
-
-func processCPU(b *testing.B, p *testenv.Process) time.Duration {
-	d, err := p.CPU()
-	if err != nil {
-		b.Fatal(err)
-	}
-	return d
-}
-
-// redisCPU is redis-server's CPU time so far (INFO cpu: used_cpu_sys + used_cpu_user).
-func redisCPU(b *testing.B, e *stepsRun) time.Duration {
-	var sum float64
-	for _, f := range []string{"used_cpu_sys", "used_cpu_user"} {
-		sum += redisInfoNumber(b, e, "cpu", f)
-	}
-	return time.Duration(sum * float64(time.Second))
-}
-
-// redisCommands is how many commands redis-server processed so far, those run by scripts
-// included (INFO stats: total_commands_processed).
-func redisCommands(b *testing.B, e *stepsRun) int64 {
-	return int64(redisInfoNumber(b, e, "stats", "total_commands_processed"))
-}
-
-func redisInfoNumber(b *testing.B, e *stepsRun, section, field string) float64 {
-	info, err := e.rdb.Info(context.Background(), section).Result()
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, line := range strings.Split(info, "\r\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				b.Fatalf("INFO %s %s: %q", section, field, v)
-			}
-			return f
-		}
-	}
-	b.Fatalf("INFO %s has no %s", section, field)
-	return 0
+	s := e2e.Slice{Process: e.start("bench"), Redis: e.rdb, Admin: testenv.KafkaAdmin(b, e.kc.Brokers),
+		Group: string(e.kc.Names.Group(steps.Group)), Topic: topic, Produce: func(rs []e2e.Record) { e.produce(rs, 0) }}
+	costs := s.Measure(b, records)
+	costs.Report(b, "report")
+	return e, topic, costs.Rate
 }
 
 // gokaNoopRate is the ceiling goka itself puts on the slice: a processor of the same topic,
