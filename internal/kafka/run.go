@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -15,6 +16,20 @@ import (
 
 // LagEvery is how often rankstream_consumer_lag is exported, for every consumer group.
 const LagEvery = 5 * time.Second
+
+// RunGraph builds the goka processor of graph on brokers (opts: Config.ProcessorOptions, or
+// goka.WithTester in tests) and runs it (Run) until ctx ends or it fails; its errors start
+// with name.
+func RunGraph(ctx context.Context, name string, brokers []string, graph *goka.GroupGraph, log *slog.Logger, opts ...goka.ProcessorOption) error {
+	proc, err := goka.NewProcessor(brokers, graph, opts...)
+	if err == nil {
+		err = Run(ctx, proc, graph.Group(), log)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
 
 // Run runs proc, a goka processor of group, until ctx ends or it fails, the same way for every
 // processor of rankstream: it logs the start and the end, exports the group's consumer lag

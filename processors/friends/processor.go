@@ -59,14 +59,7 @@ func Graph(cfg Config) *goka.GroupGraph {
 // Run runs the processor until ctx is cancelled or it fails. opts carry the Kafka set-up
 // (kafka.Config.ProcessorOptions) or, in tests, goka.WithTester.
 func Run(ctx context.Context, cfg Config, brokers []string, opts ...goka.ProcessorOption) error {
-	proc, err := goka.NewProcessor(brokers, Graph(cfg), opts...)
-	if err != nil {
-		return fmt.Errorf("friends processor: %w", err)
-	}
-	if err := kafka.Run(ctx, proc, cfg.Names.Group(Group), cfg.Log); err != nil {
-		return fmt.Errorf("friends processor: %w", err)
-	}
-	return nil
+	return kafka.RunGraph(ctx, "friends processor", brokers, Graph(cfg), cfg.Log, opts...)
 }
 
 // input applies a user's op to the user's side and sends the pair's resulting op to the

@@ -177,14 +177,7 @@ func markerKeys(n int) []string {
 // the caller closes after Run returned.
 func Run(ctx context.Context, cfg Config, cl *kafka.Client, opts ...goka.ProcessorOption) error {
 	p := newProcessor(cfg, &kafkaIO{cl: cl})
-	proc, err := goka.NewProcessor(cl.Config().Brokers, p.graph(), opts...)
-	if err != nil {
-		return fmt.Errorf("hot processor: %w", err)
-	}
-	if err := kafka.Run(ctx, proc, cfg.Names.Group(Group), p.cfg.Log); err != nil {
-		return fmt.Errorf("hot processor: %w", err)
-	}
-	return nil
+	return kafka.RunGraph(ctx, "hot processor", cl.Config().Brokers, p.graph(), p.cfg.Log, opts...)
 }
 
 // route validates a query, sends its term to the term's partition, and, whenever the window

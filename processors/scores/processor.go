@@ -79,14 +79,7 @@ func (p *processor) graph() *goka.GroupGraph {
 // Run runs the processor until ctx is cancelled or it fails. opts carry the Kafka set-up
 // (kafka.Config.ProcessorOptions) or, in tests, goka.WithTester.
 func Run(ctx context.Context, cfg Config, brokers []string, opts ...goka.ProcessorOption) error {
-	proc, err := goka.NewProcessor(brokers, Graph(cfg), opts...)
-	if err != nil {
-		return fmt.Errorf("scores processor: %w", err)
-	}
-	if err := kafka.Run(ctx, proc, cfg.Names.Group(Group), cfg.Log); err != nil {
-		return fmt.Errorf("scores processor: %w", err)
-	}
-	return nil
+	return kafka.RunGraph(ctx, "scores processor", brokers, Graph(cfg), cfg.Log, opts...)
 }
 
 var kinds = map[string]Kind{topics.OpSet: Set, topics.OpIncr: Incr, topics.OpDelete: Delete,

@@ -11,7 +11,6 @@ package steps
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"slices"
 	"time"
@@ -87,14 +86,7 @@ func (p *processor) graph() *goka.GroupGraph {
 func Run(ctx context.Context, cfg Config, brokers []string, opts ...goka.ProcessorOption) error {
 	p := newProcessor(cfg)
 	opts = append(slices.Clip(opts), goka.WithRebalanceCallback(func(goka.Assignment) { p.sent.rebalanced() }))
-	proc, err := goka.NewProcessor(brokers, p.graph(), opts...)
-	if err != nil {
-		return fmt.Errorf("steps processor: %w", err)
-	}
-	if err := kafka.Run(ctx, proc, cfg.Names.Group(Group), cfg.Log); err != nil {
-		return fmt.Errorf("steps processor: %w", err)
-	}
-	return nil
+	return kafka.RunGraph(ctx, "steps processor", brokers, p.graph(), cfg.Log, opts...)
 }
 
 func (p *processor) process(ctx goka.Context, msg any) {
