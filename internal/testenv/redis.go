@@ -3,6 +3,7 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -142,6 +143,28 @@ func RedisCluster(t testing.TB) (*redis.ClusterClient, string) {
 		}
 	})
 	return client, seeds
+}
+
+// RedisDiff says how a Redis dump (RedisDump) got differs from want: up to limit lines, one per
+// key with another value, missing or extra, in key order; none when they are equal.
+func RedisDiff(want, got map[string]string, limit int) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		if v, ok := got[k]; !ok {
+			out = append(out, fmt.Sprintf("%s: missing (want %q)", k, want[k]))
+		} else if v != want[k] {
+			out = append(out, fmt.Sprintf("%s: %q, want %q", k, v, want[k]))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(got)) {
+		if _, ok := want[k]; !ok {
+			out = append(out, fmt.Sprintf("%s: extra %q", k, got[k]))
+		}
+	}
+	if len(out) > limit {
+		out = append(out[:limit], fmt.Sprintf("... and %d more", len(out)-limit))
+	}
+	return out
 }
 
 // RedisDump returns every key of rdb's database with its contents (a string's value, a ZSET's

@@ -6,9 +6,11 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -288,4 +290,20 @@ func TestRedisServerKillKeepsAcknowledgedWrites(t *testing.T) {
 	}
 	s.Resume()
 	testenv.WaitFor(t, 10*time.Second, "the resumed server to answer", func() bool { return c.Ping(ctx).Err() == nil })
+}
+
+// TestRedisDiff: each key with another value, missing or extra gives a line, in key order,
+// up to the limit and a count of the rest; equal dumps give none.
+func TestRedisDiff(t *testing.T) {
+	want := map[string]string{"a": "1", "b": "2", "c": "3"}
+	if d := testenv.RedisDiff(want, maps.Clone(want), 10); len(d) != 0 {
+		t.Errorf("equal dumps: %q", d)
+	}
+	got := map[string]string{"a": "1", "b": "9", "d": "4"}
+	if d, w := testenv.RedisDiff(want, got, 10), []string{`b: "9", want "2"`, `c: missing (want "3")`, `d: extra "4"`}; !slices.Equal(d, w) {
+		t.Errorf("got %q, want %q", d, w)
+	}
+	if d, w := testenv.RedisDiff(want, got, 1), []string{`b: "9", want "2"`, "... and 2 more"}; !slices.Equal(d, w) {
+		t.Errorf("limit 1: got %q, want %q", d, w)
+	}
 }

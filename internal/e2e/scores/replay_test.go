@@ -159,19 +159,10 @@ func waitSame(t *testing.T, rdb *goredis.Client, h *history, wantRedis map[strin
 		}
 		time.Sleep(time.Second)
 	}
+	for _, d := range testenv.RedisDiff(wantRedis, gotRedis, 10) {
+		t.Errorf("redis after the replay: %s", d)
+	}
 	n := 0
-	for k, v := range wantRedis {
-		if gotRedis[k] != v && n < 5 {
-			t.Errorf("redis %s: %q first, %q after the replay", k, v, gotRedis[k])
-			n++
-		}
-	}
-	for k := range gotRedis {
-		if _, ok := wantRedis[k]; !ok && n < 10 {
-			t.Errorf("redis %s: only after the replay", k)
-			n++
-		}
-	}
 	for k := range wantRows {
 		if !gotRows[k] && n < 15 {
 			t.Errorf("missing after the replay: %s", k)

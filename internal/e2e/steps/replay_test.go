@@ -3,7 +3,6 @@ package stepse2e
 import (
 	"context"
 	"fmt"
-	"maps"
 	"strings"
 	"syscall"
 	"testing"
@@ -66,15 +65,8 @@ func TestReplayFromStartIsExact(t *testing.T) {
 		}
 		// The group commits after Redis took the values: caught up means written.
 		replayed := e.dump()
-		if !maps.Equal(firstRun, replayed) {
-			n := 0
-			for k, v := range firstRun {
-				if replayed[k] != v && n < 5 {
-					t.Errorf("%s: %s after the first run, %s after the replay", k, v, replayed[k])
-					n++
-				}
-			}
-			t.Fatalf("the replay left %d keys, the first run %d", len(replayed), len(firstRun))
+		if d := testenv.RedisDiff(firstRun, replayed, 10); len(d) > 0 {
+			t.Fatalf("the replay left %d keys, the first run %d:\n%s", len(replayed), len(firstRun), strings.Join(d, "\n"))
 		}
 		t.Logf("%d keys equal after the replay", len(replayed))
 	})
