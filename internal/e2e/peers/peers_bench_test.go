@@ -22,7 +22,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/rankstream/rankstream/internal/e2e"
 	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/loadgen"
 	"github.com/rankstream/rankstream/internal/testenv"
@@ -317,7 +316,7 @@ func (s system) run(t testing.TB, adm *kadm.Client, input string, total int64) (
 	addr, db := testenv.RedisAddr(t)
 	rdb := goredis.NewClient(&goredis.Options{Addr: addr, DB: db})
 	defer rdb.Close()
-	redisBefore := e2e.RedisCPU(t, rdb)
+	redisBefore := testenv.RedisCPU(t, rdb)
 	argv := s.command(fmt.Sprintf("redis://%s/%d", addr, db), t.TempDir())
 	launched := time.Now()
 	child := startChild(t, s.name, argv)
@@ -341,7 +340,7 @@ func (s system) run(t testing.TB, adm *kadm.Client, input string, total int64) (
 		time.Sleep(20 * time.Millisecond)
 	}
 	res := result{name: s.name, records: total, startup: start.Sub(launched), elapsed: time.Since(start), cpu: child.cpu(t) - cpuStart, peakRSS: child.peakRSS(t)}
-	res.redisCPU = e2e.RedisCPU(t, rdb) - redisBefore // before the snapshot's reads
+	res.redisCPU = testenv.RedisCPU(t, rdb) - redisBefore // before the snapshot's reads
 	// Committed means acknowledged by Redis: the contents are final now, before any shutdown.
 	snap := takeSnapshot(t, rdb)
 	child.stop(t)

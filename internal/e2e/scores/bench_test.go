@@ -33,7 +33,7 @@ const benchBoard = `boards:
 // BenchmarkScoreThroughput measures, on the real broker and redis-server, score updates per
 // second through the whole path: 1M incr ops of 200k members (10% re-sent with their request
 // id) pre-produced to scores.updated → `rankstream process --boards` with its default
-// settings → Redis, counted like the steps slice (e2e.Slice: until the group's committed
+// settings → Redis, counted like the steps slice (testenv.Slice: until the group's committed
 // offsets cover every op, which happens only after Redis acknowledged them), with the costs
 // per update; then every member's total score on the board is checked against the
 // sums of the ops' first deliveries. Beside it: the raw franz-go consume rate of the same topic
@@ -82,13 +82,13 @@ func BenchmarkScoreThroughput(b *testing.B) {
 	}
 	r := newRun(b, testenv.KafkaBrokers(b), testenv.Rankstream(b), file)
 	proc, adm := r.start("bench"), testenv.KafkaAdmin(b, r.kc.Brokers)
-	slice := func(group goka.Group, stream goka.Stream) e2e.Slice {
-		return e2e.Slice{Process: proc, Redis: r.rdb, Admin: adm, Group: string(r.kc.Names.Group(group)),
-			Topic: string(r.kc.Names.Stream(stream)), Produce: func(rs []e2e.Record) { produceTo(b, r.kc, stream, rs) }}
+	slice := func(group goka.Group, stream goka.Stream, records []e2e.Record) testenv.Slice {
+		return testenv.Slice{Process: proc, Redis: r.rdb, Admin: adm, Group: string(r.kc.Names.Group(group)),
+			Topic: string(r.kc.Names.Stream(stream)), Produce: func(lo, hi int) { produceTo(b, r.kc, stream, records[lo:hi]) }}
 	}
-	stepsRate := slice(steps.Group, topics.StepsReported).Measure(b, stepRecords).Rate
-	s := slice(scores.Group, topics.ScoresUpdated)
-	costs := s.Measure(b, ops)
+	stepsRate := slice(steps.Group, topics.StepsReported, stepRecords).Measure(b, len(stepRecords)).Rate
+	s := slice(scores.Group, topics.ScoresUpdated, ops)
+	costs := s.Measure(b, len(ops))
 
 	got := map[string]int64{}
 	err = rsredis.NewReader(r.rdb).ScanBoard(context.Background(), rsredis.BoardRef{Board: "bench", Period: board.PeriodTotal, Shards: 4}, 10_000,

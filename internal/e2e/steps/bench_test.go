@@ -67,13 +67,13 @@ func BenchmarkMidnightSurge(b *testing.B) {
 }
 
 // runSlice runs `rankstream process` (default settings) on records and reports reports/s
-// and the costs per report (e2e.Slice.Measure).
+// and the costs per report (testenv.Slice.Measure).
 func runSlice(b *testing.B, records []e2e.Record) (e *stepsRun, topic string, rate float64) {
 	e = newE2E(b, testenv.KafkaBrokers(b))
 	topic = string(e.kc.Names.Stream(topics.StepsReported))
-	s := e2e.Slice{Process: e.start("bench"), Redis: e.rdb, Admin: testenv.KafkaAdmin(b, e.kc.Brokers),
-		Group: string(e.kc.Names.Group(steps.Group)), Topic: topic, Produce: func(rs []e2e.Record) { e.produce(rs, 0) }}
-	costs := s.Measure(b, records)
+	s := testenv.Slice{Process: e.start("bench"), Redis: e.rdb, Admin: testenv.KafkaAdmin(b, e.kc.Brokers),
+		Group: string(e.kc.Names.Group(steps.Group)), Topic: topic, Produce: func(lo, hi int) { e.produce(records[lo:hi], 0) }}
+	costs := s.Measure(b, len(records))
 	costs.Report(b, "report")
 	return e, topic, costs.Rate
 }

@@ -1,4 +1,4 @@
-package e2e
+package testenv
 
 import (
 	"context"
@@ -9,20 +9,19 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kadm"
-
-	"github.com/rankstream/rankstream/internal/testenv"
 )
 
 // Slice is what a slice benchmark measures: a `rankstream process` (Process) whose group
 // (Group) reads Topic and writes to Redis (Redis, the database the process writes: INFO is
-// server-wide), and how records reach Topic (Produce: they are acknowledged when it returns).
+// server-wide), and how the records lo to hi (excluded) of the benchmark's input reach Topic
+// (Produce: they are acknowledged when it returns).
 type Slice struct {
-	Process *testenv.Process
+	Process *Process
 	Redis   *goredis.Client
 	Admin   *kadm.Client
 	Group   string
 	Topic   string
-	Produce func(records []Record)
+	Produce func(lo, hi int)
 }
 
 // SliceCosts are a slice's rate and what a record cost.
@@ -33,20 +32,19 @@ type SliceCosts struct {
 	CPUMicros, RedisCPUMicros, RedisCommands float64
 }
 
-// Measure produces records[0] and waits until the group committed it (start-up left out),
+// Measure produces the input's record 0 and waits until the group committed it (start-up left out),
 // then produces the rest and times them until the group's committed offsets cover every
-// record, which happens only after Redis acknowledged what they cover. The benchmark's timer
-// runs over the timed part only. Topic must hold nothing before.
-func (s Slice) Measure(b *testing.B, records []Record) SliceCosts {
+// record of the n, which happens only after Redis acknowledged what they cover. The
+// benchmark's timer runs over the timed part only. Topic must hold nothing before.
+func (s Slice) Measure(b *testing.B, n int) SliceCosts {
 	b.Helper()
-	n := len(records)
-	s.Produce(records[:1])
-	testenv.WaitCommitted(b, s.Admin, s.Group, s.Topic, 1, 5*time.Minute)
+	s.Produce(0, 1)
+	WaitCommitted(b, s.Admin, s.Group, s.Topic, 1, 5*time.Minute)
 	cpu0, rcpu0, rcmd0 := s.cpu(b), RedisCPU(b, s.Redis), redisCommands(b, s.Redis)
 	b.ResetTimer()
 	start := time.Now()
-	s.Produce(records[1:])
-	testenv.WaitCommitted(b, s.Admin, s.Group, s.Topic, int64(n), 10*time.Minute)
+	s.Produce(1, n)
+	WaitCommitted(b, s.Admin, s.Group, s.Topic, int64(n), 10*time.Minute)
 	elapsed := time.Since(start)
 	b.StopTimer()
 	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(n-1) }
