@@ -33,7 +33,7 @@ func TestAlertRulesCheck(t *testing.T) {
 }
 
 // TestDashboardAndAlertsHaveData: a real Prometheus scrapes `rankstream dev` (its demo traffic,
-// a few reads of the API and writes through its gateway, one invalid record on each input) and loads the alert rules;
+// a few reads of the API and writes through its gateway, one invalid record on each input, a quarantined spike and a release) and loads the alert rules;
 // every expression of the dashboard, and the signal of every alert rule (its comparison made
 // a `bool` one, which returns every series of the signal), returns data (a number, not NaN:
 // the histograms observed something), and every rule is evaluated without error.
@@ -82,19 +82,37 @@ func TestDashboardAndAlertsHaveData(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	for _, topic := range []string{string(topics.StepsReported), string(topics.ScoresUpdated), string(topics.SearchQueries)} {
+	for _, topic := range []string{string(topics.StepsReported), string(topics.ScoresUpdated), string(topics.SearchQueries), string(topics.FriendsChanged)} {
 		if err := cl.ProduceSync(context.Background(), &kgo.Record{Topic: topic, Key: []byte("u1"), Value: []byte("not json")}).FirstErr(); err != nil {
 			t.Fatalf("produce to %s: %v", topic, err)
+		}
+	}
+	// A rise above the demo arena's max_incr, quarantined, and an operator's release, for the
+	// fair-play series.
+	now := time.Now().UnixMilli()
+	for _, op := range []string{
+		fmt.Sprintf(`{"request_id":"ops-spike","board":"arena","member":"cheat1","op":"incr","score":5000000,"ts":%d}`, now),
+		fmt.Sprintf(`{"request_id":"ops-release","board":"arena","member":"cheat1","op":"release","by":"ops-test","ts":%d}`, now+1),
+	} {
+		if err := cl.ProduceSync(context.Background(), &kgo.Record{Topic: string(topics.ScoresUpdated), Key: []byte("cheat1"), Value: []byte(op)}).FirstErr(); err != nil {
+			t.Fatalf("produce %s: %v", op, err)
 		}
 	}
 
 	api := "http://" + promAddr + "/api/v1/query?query="
 	missing, answers := map[string]string{}, map[string]string{}
+	flips := 0
 	waitFor(t, 3*time.Minute, "every expression returns data", func() bool {
 		for _, path := range []string{"/v1/hot/search", "/v1/hot/search", "/v1/boards/steps", "/v1/boards/arena"} {
 			get("http://" + httpAddr + path) // the read path's series
 		}
 		post(t, "http://"+httpAddr+"/v1/search", key, fmt.Sprintf(`{"query":"ops","ts":%d,"user_id":"u1"}`, time.Now().UnixMilli()))
+		// A friendship made and ended in turn: each one a write of friends:{user}.
+		flips++
+		change := fmt.Sprintf(`{"user_id":"ops1","friend_id":"ops2","op":%q,"ts":%d}`, [2]string{"add", "remove"}[flips%2], time.Now().UnixMilli())
+		if err := cl.ProduceSync(context.Background(), &kgo.Record{Topic: string(topics.FriendsChanged), Key: []byte("ops1"), Value: []byte(change)}).FirstErr(); err != nil {
+			t.Fatalf("produce %s: %v", change, err)
+		}
 		clear(missing)
 		for _, e := range exprs {
 			n, answer := query(api + url.QueryEscape(e))
