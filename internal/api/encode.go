@@ -68,41 +68,27 @@ func appendEntries(b []byte, es []Entry) []byte {
 }
 
 func (p Page) appendJSON(b []byte) []byte {
-	b = append(b, `{"board":`...)
-	b = appendString(b, p.Board)
-	b = append(b, `,"day":`...)
-	b = appendString(b, p.Day)
-	if p.Region != "" {
-		b = append(b, `,"region":`...)
-		b = appendString(b, p.Region)
-	}
-	b = append(b, `,"total":`...)
-	b = strconv.AppendInt(b, p.Total, 10)
-	b = append(b, `,"offset":`...)
-	b = strconv.AppendInt(b, int64(p.Offset), 10)
-	b = append(b, `,"items":`...)
-	b = appendEntries(b, p.Items)
-	return append(p.staleness.appendJSON(b), '}')
+	b = appendStepsHead(b, p.Board, p.Day, p.Region)
+	return append(p.staleness.appendJSON(appendPage(b, p.Total, p.Offset, p.Items)), '}')
 }
 
 func (s Standing) appendJSON(b []byte) []byte {
+	b = appendStepsHead(b, s.Board, s.Day, s.Region)
+	return append(s.staleness.appendJSON(appendStanding(b, s.Member, s.Above, s.Below, s.Total)), '}')
+}
+
+// appendStepsHead writes the fields board, day and region (when not empty) of the steps
+// board's responses.
+func appendStepsHead(b []byte, board, day, region string) []byte {
 	b = append(b, `{"board":`...)
-	b = appendString(b, s.Board)
+	b = appendString(b, board)
 	b = append(b, `,"day":`...)
-	b = appendString(b, s.Day)
-	if s.Region != "" {
+	b = appendString(b, day)
+	if region != "" {
 		b = append(b, `,"region":`...)
-		b = appendString(b, s.Region)
+		b = appendString(b, region)
 	}
-	b = append(b, `,"member":`...)
-	b = s.Member.appendJSON(b)
-	b = append(b, `,"above":`...)
-	b = appendEntries(b, s.Above)
-	b = append(b, `,"below":`...)
-	b = appendEntries(b, s.Below)
-	b = append(b, `,"total":`...)
-	b = strconv.AppendInt(b, s.Total, 10)
-	return append(s.staleness.appendJSON(b), '}')
+	return b
 }
 
 // appendHead writes the fields board, period, scope and period_end of the generic responses.
@@ -120,28 +106,37 @@ func appendHead(b []byte, board, period, scope string, end *time.Time) []byte {
 	return appendTime(b, *end)
 }
 
+// appendPage writes the fields total, offset and items of a page (steps or generic board).
+func appendPage(b []byte, total int64, offset int, items []Entry) []byte {
+	b = append(b, `,"total":`...)
+	b = strconv.AppendInt(b, total, 10)
+	b = append(b, `,"offset":`...)
+	b = strconv.AppendInt(b, int64(offset), 10)
+	b = append(b, `,"items":`...)
+	return appendEntries(b, items)
+}
+
+// appendStanding writes the fields member, above, below and total of a member's standing
+// (steps or generic board).
+func appendStanding(b []byte, member Entry, above, below []Entry, total int64) []byte {
+	b = append(b, `,"member":`...)
+	b = member.appendJSON(b)
+	b = append(b, `,"above":`...)
+	b = appendEntries(b, above)
+	b = append(b, `,"below":`...)
+	b = appendEntries(b, below)
+	b = append(b, `,"total":`...)
+	return strconv.AppendInt(b, total, 10)
+}
+
 func (p BoardPage) appendJSON(b []byte) []byte {
 	b = appendHead(b, p.Board, p.Period, p.Scope, p.PeriodEnd)
-	b = append(b, `,"total":`...)
-	b = strconv.AppendInt(b, p.Total, 10)
-	b = append(b, `,"offset":`...)
-	b = strconv.AppendInt(b, int64(p.Offset), 10)
-	b = append(b, `,"items":`...)
-	b = appendEntries(b, p.Items)
-	return append(p.staleness.appendJSON(b), '}')
+	return append(p.staleness.appendJSON(appendPage(b, p.Total, p.Offset, p.Items)), '}')
 }
 
 func (s BoardStanding) appendJSON(b []byte) []byte {
 	b = appendHead(b, s.Board, s.Period, s.Scope, s.PeriodEnd)
-	b = append(b, `,"member":`...)
-	b = s.Member.appendJSON(b)
-	b = append(b, `,"above":`...)
-	b = appendEntries(b, s.Above)
-	b = append(b, `,"below":`...)
-	b = appendEntries(b, s.Below)
-	b = append(b, `,"total":`...)
-	b = strconv.AppendInt(b, s.Total, 10)
-	return append(s.staleness.appendJSON(b), '}')
+	return append(s.staleness.appendJSON(appendStanding(b, s.Member, s.Above, s.Below, s.Total)), '}')
 }
 
 // appendJSON writes the fields stale and stale_age_ms, both only on a stale answer (without
