@@ -255,6 +255,9 @@ func TestClickHouseOutage(t *testing.T) {
 		ch.Stop(syscall.SIGTERM)
 
 		redisAddr, db := testenv.RedisAddr(t)
+		// A 10 s window sliding every second: the minutes of this test (and its 60 s outage)
+		// then close many windows whose rows ClickHouse must hold. The default window (1 h,
+		// 5 s slides) runs in TestHotSearch, also with --history.
 		r := newStepsRun(t, brokers, redisAddr, db, "--history", "--clickhouse", ch.Addr(), "--clickhouse-database", "rankstream",
 			"--hot-window", "10s", "--hot-slide", "1s")
 		r.start("process")

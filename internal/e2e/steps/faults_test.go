@@ -197,7 +197,7 @@ func TestRedisDownAtShutdown(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("max-pending-%s/back-after-%s", tc.maxPending, tc.back), func(t *testing.T) {
 			t.Parallel()
-			redisDownAtShutdown(t, brokers, tc.back, "--coalesce", "500ms", "--max-pending", tc.maxPending)
+			redisDownAtShutdown(t, brokers, tc.back, "--max-pending", tc.maxPending) // 200,000 is the default
 		})
 	}
 }
