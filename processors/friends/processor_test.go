@@ -1,7 +1,6 @@
 package friends_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lovoo/goka"
 	"github.com/lovoo/goka/tester"
 
 	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/friends"
 	"github.com/rankstream/rankstream/topics"
 )
@@ -48,19 +47,7 @@ func newHarness(t *testing.T) *harness {
 	t.Helper()
 	h := &harness{tt: tester.New(t), sink: &recordingSink{pairs: map[[2]string]bool{}}, names: topics.Names{Prefix: "unit."}}
 	cfg := friends.Config{Names: h.names, Rules: topics.DefaultFriendRules, Sink: h.sink, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	proc, err := goka.NewProcessor(nil, friends.Graph(cfg), goka.WithTester(h.tt))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- proc.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("processor: %v", err)
-		}
-	})
+	testenv.RunGokaTester(t, friends.Graph(cfg), h.tt)
 	h.dlq = h.tt.NewQueueTracker(string(h.names.Stream(topics.DLQ)))
 	return h
 }

@@ -1,7 +1,6 @@
 package scores_test
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"strings"
@@ -9,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lovoo/goka"
 	"github.com/lovoo/goka/tester"
 
 	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/scores"
 	"github.com/rankstream/rankstream/topics"
 )
@@ -68,19 +67,7 @@ func newHarness(t *testing.T) *harness {
 	h := &harness{tt: tester.New(t), sink: &recordingSink{}, names: topics.Names{Prefix: "unit."}}
 	cfg := scores.Config{Names: h.names, Rules: topics.DefaultScoreRules, Boards: testBoards(t), Sink: h.sink,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	proc, err := goka.NewProcessor(nil, scores.Graph(cfg), goka.WithTester(h.tt))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- proc.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("processor: %v", err)
-		}
-	})
+	testenv.RunGokaTester(t, scores.Graph(cfg), h.tt)
 	h.dlq = h.tt.NewQueueTracker(string(h.names.Stream(topics.DLQ)))
 	h.quarantine = h.tt.NewQueueTracker(string(h.names.Stream(topics.ScoresQuarantine)))
 	return h

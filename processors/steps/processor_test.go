@@ -1,7 +1,6 @@
 package steps_test
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -13,11 +12,11 @@ import (
 	"time"
 
 	"github.com/cespare/xxhash/v2"
-	"github.com/lovoo/goka"
 	"github.com/lovoo/goka/tester"
 
 	"github.com/rankstream/rankstream/internal/board"
 	"github.com/rankstream/rankstream/internal/e2e"
+	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/steps"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"github.com/rankstream/rankstream/topics"
@@ -68,19 +67,7 @@ func newHarnessWithin(t *testing.T, lim steps.Limits) *harness {
 	t.Helper()
 	h := &harness{tt: tester.New(t), sink: &recordingSink{}, names: topics.Names{Prefix: "unit."}}
 	cfg := steps.Config{Names: h.names, Rules: topics.DefaultStepRules, Limits: lim, Sink: h.sink, Log: nopLogger()}
-	proc, err := goka.NewProcessor(nil, steps.Graph(cfg), goka.WithTester(h.tt))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- proc.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("processor: %v", err)
-		}
-	})
+	testenv.RunGokaTester(t, steps.Graph(cfg), h.tt)
 	h.dlq = h.tt.NewQueueTracker(string(h.names.Stream(topics.DLQ)))
 	return h
 }
