@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,8 +29,10 @@ type Slice struct {
 type SliceCosts struct {
 	Rate float64 // records a second
 	// CPUMicros and RedisCPUMicros are the CPU of the process and of redis-server, and
-	// RedisCommands the commands redis-server ran (those run by scripts included), per record.
-	CPUMicros, RedisCPUMicros, RedisCommands float64
+	// RedisCommands the commands redis-server ran (those run by scripts included), per record;
+	// RedisWrites those of them that write (redis-server's own "write" flag: SET, ZADD,
+	// EXPIRE, ... but not the GETs of a script or the EVALSHA calls themselves).
+	CPUMicros, RedisCPUMicros, RedisCommands, RedisWrites float64
 }
 
 // Measure produces the input's record 0 and waits until the group committed it (start-up left out),
@@ -40,7 +43,7 @@ func (s Slice) Measure(b *testing.B, n int) SliceCosts {
 	b.Helper()
 	s.Produce(0, 1)
 	WaitCommitted(b, s.Admin, s.Group, s.Topic, 1, 5*time.Minute)
-	cpu0, rcpu0, rcmd0 := s.cpu(b), RedisCPU(b, s.Redis), redisCommands(b, s.Redis)
+	cpu0, rcpu0, rcmd0, rw0 := s.cpu(b), RedisCPU(b, s.Redis), redisCommands(b, s.Redis), redisWrites(b, s.Redis)
 	b.ResetTimer()
 	start := time.Now()
 	s.Produce(1, n)
@@ -53,16 +56,18 @@ func (s Slice) Measure(b *testing.B, n int) SliceCosts {
 		CPUMicros:      per(s.cpu(b) - cpu0),
 		RedisCPUMicros: per(RedisCPU(b, s.Redis) - rcpu0),
 		RedisCommands:  float64(redisCommands(b, s.Redis)-rcmd0) / float64(n-1),
+		RedisWrites:    float64(redisWrites(b, s.Redis)-rw0) / float64(n-1),
 	}
 }
 
-// Report reports the costs as <unit>s/s, cpu-µs/<unit>, redis-cpu-µs/<unit> and
-// redis-cmds/<unit>.
+// Report reports the costs as <unit>s/s, cpu-µs/<unit>, redis-cpu-µs/<unit>,
+// redis-cmds/<unit> and redis-writes/<unit>.
 func (c SliceCosts) Report(b *testing.B, unit string) {
 	b.ReportMetric(c.Rate, unit+"s/s")
 	b.ReportMetric(c.CPUMicros, "cpu-µs/"+unit)
 	b.ReportMetric(c.RedisCPUMicros, "redis-cpu-µs/"+unit)
 	b.ReportMetric(c.RedisCommands, "redis-cmds/"+unit)
+	b.ReportMetric(c.RedisWrites, "redis-writes/"+unit)
 }
 
 func (s Slice) cpu(b *testing.B) time.Duration {
@@ -87,6 +92,33 @@ func RedisCPU(t testing.TB, rdb *goredis.Client) time.Duration {
 // included (INFO stats: total_commands_processed).
 func redisCommands(t testing.TB, rdb *goredis.Client) int64 {
 	return int64(redisInfoNumber(t, rdb, "stats", "total_commands_processed"))
+}
+
+// redisWrites is how many commands that write redis-server processed so far, those run by
+// scripts included: the calls of INFO commandstats whose command COMMAND INFO flags "write".
+func redisWrites(t testing.TB, rdb *goredis.Client) int64 {
+	t.Helper()
+	ctx := context.Background()
+	cmds, err := rdb.Command(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := rdb.Info(ctx, "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, line := range strings.Split(info, "\r\n") {
+		// cmdstat_zadd:calls=12,usec=34,...
+		name, stats, ok := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":")
+		calls, _, _ := strings.Cut(strings.TrimPrefix(stats, "calls="), ",")
+		c, err := strconv.ParseInt(calls, 10, 64)
+		if !ok || err != nil || cmds[name] == nil || !slices.Contains(cmds[name].Flags, "write") {
+			continue
+		}
+		n += c
+	}
+	return n
 }
 
 func redisInfoNumber(t testing.TB, rdb *goredis.Client, section, field string) float64 {
