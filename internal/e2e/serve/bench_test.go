@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -71,9 +72,12 @@ type fixture struct {
 	// baseNoCache is a second serve with the hot-boards cache off (--board-cache-ttl 0): the
 	// read path's own cost on the reads the cache would otherwise answer.
 	baseNoCache string
-	reader      *rsredis.Reader
-	day         board.Day
-	refs        map[string]rsredis.BoardRef // score boards by name
+	// procs are the two serves by base, for their CPU time.
+	procs  map[string]*testenv.Process
+	rdb    *goredis.Client // for redis-server's CPU time
+	reader *rsredis.Reader
+	day    board.Day
+	refs   map[string]rsredis.BoardRef // score boards by name
 }
 
 // setup builds a 1M-member steps board of today, 1M-member score boards of one and of 16
@@ -125,12 +129,14 @@ func setup(b *testing.B) *fixture {
 	}
 	redisURL := fmt.Sprintf("redis://%s/%d", addr, db)
 	httpAddr := testenv.FreeAddr(b)
-	testenv.StartProcess(b, "serve", testenv.Rankstream(b), "serve", "--redis", redisURL, "--http", httpAddr,
+	serve := testenv.StartProcess(b, "serve", testenv.Rankstream(b), "serve", "--redis", redisURL, "--http", httpAddr,
 		"--log-level", "warn", "--boards", file)
 	noCacheAddr := testenv.FreeAddr(b)
-	testenv.StartProcess(b, "serve-nocache", testenv.Rankstream(b), "serve", "--redis", redisURL, "--http", noCacheAddr,
+	serveNoCache := testenv.StartProcess(b, "serve-nocache", testenv.Rankstream(b), "serve", "--redis", redisURL, "--http", noCacheAddr,
 		"--log-level", "warn", "--boards", file, "--board-cache-ttl", "0")
 	f.base, f.baseNoCache = "http://"+httpAddr, "http://"+noCacheAddr
+	f.procs = map[string]*testenv.Process{f.base: serve, f.baseNoCache: serveNoCache}
+	f.rdb = rdb
 	for _, base := range []string{f.base, f.baseNoCache} {
 		testenv.WaitFor(b, 30*time.Second, "serve ready", func() bool {
 			resp, err := http.Get(base + "/readyz")
@@ -421,6 +427,40 @@ func reportOpen(b *testing.B, serve, vegetaServe, raw *vegeta.Metrics) {
 	b.ReportMetric(1-raw.Success, "raw-open-failed")
 }
 
+// cpuUse is the CPU time per request, in µs, of the processes of one closed loop.
+type cpuUse struct{ gen, serve, redis float64 }
+
+func (c cpuUse) total() float64 { return c.gen + c.serve + c.redis }
+
+// cpu runs measure (which returns the requests per second it completed) and returns the CPU
+// time per request of this process (the generator), of the serve at base (none for "") and of
+// redis-server over it: a figure that the other load of a shared machine disturbs far less
+// than the requests per second, since the closed loop is bound by the CPU of the three.
+func (f *fixture) cpu(b *testing.B, base string, measure func() float64) cpuUse {
+	self := func() time.Duration {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			b.Fatal(err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	serve := func() time.Duration {
+		if base == "" {
+			return 0
+		}
+		d, err := f.procs[base].CPU()
+		if err != nil {
+			b.Fatal(err)
+		}
+		return d
+	}
+	gen0, serve0, redis0, start := self(), serve(), testenv.RedisCPU(b, f.rdb), time.Now()
+	rate := measure()
+	n := rate * time.Since(start).Seconds()
+	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) / max(n, 1) }
+	return cpuUse{gen: us(self() - gen0), serve: us(serve() - serve0), redis: us(testenv.RedisCPU(b, f.rdb) - redis0)}
+}
+
 // profiled runs measure; with RANKSTREAM_BENCH_PROFILES=dir it also writes the CPU profiles
 // of the serve at base (<dir>/<benchmark>.serve.pprof, through its /debug/pprof/profile) and of
 // this process, the load generator (<dir>/<benchmark>.gen.pprof), taken while measure runs.
@@ -499,10 +539,17 @@ func BenchmarkReadPath(b *testing.B) {
 					for range b.N {
 						lean, closeLean := leanWorkers(base, rd)
 						var serve, serveFailed float64
-						profiled(b, base, func() { serve, serveFailed = closedLoop(closedFor, lean) })
+						var serveCPU cpuUse
+						profiled(b, base, func() {
+							serveCPU = f.cpu(b, base, func() float64 { serve, serveFailed = closedLoop(closedFor, lean); return serve })
+						})
 						closeLean()
 						nethttp, _ := closedLoop(closedFor, shared(func() error { return get(base, rd.path(randomMember())) }))
-						raw, rawFailed := closedLoop(closedFor, shared(func() error { return rd.raw(ctx, f.reader, randomMember()) }))
+						var raw, rawFailed float64
+						rawCPU := f.cpu(b, "", func() float64 {
+							raw, rawFailed = closedLoop(closedFor, shared(func() error { return rd.raw(ctx, f.reader, randomMember()) }))
+							return raw
+						})
 						b.ReportMetric(serve, "serve-req/s")
 						b.ReportMetric(raw, "raw-req/s")
 						b.ReportMetric(serve/raw, "ratio")
@@ -510,6 +557,10 @@ func BenchmarkReadPath(b *testing.B) {
 						b.ReportMetric(nethttp/raw, "nethttp-ratio")
 						b.ReportMetric(serveFailed, "serve-failed")
 						b.ReportMetric(rawFailed, "raw-failed")
+						b.ReportMetric(serveCPU.serve, "serve-cpu-us/req")
+						b.ReportMetric(serveCPU.total(), "serve-total-cpu-us/req")
+						b.ReportMetric(rawCPU.total(), "raw-total-cpu-us/req")
+						b.ReportMetric(rawCPU.total()/serveCPU.total(), "cpu-ratio")
 						rate := raw / 2
 						b.ReportMetric(rate, "open-req/s")
 						reportOpen(b, openLean(base, rd, rate, openFor), openServe(base, rd, rate, openFor), f.openRaw(rd, rate, openFor))
