@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -183,7 +184,8 @@ type topPage struct {
 }
 
 // pageRows returns the size of the board of key and its rows offset+1..offset+limit: those
-// within the Top-100 of a hot board from the board cache, the others from read.
+// within the Top-100 of a hot board from the board cache, the others from read, shared by the
+// identical page reads that arrive while one runs (s.pages).
 func (s *Server) pageRows(ctx context.Context, key string, offset, limit int, read func(ctx context.Context, offset, limit int) (int64, []rsredis.Ranked, error)) (topPage, error) {
 	load := func(ctx context.Context, offset, limit int) (topPage, error) {
 		start := time.Now()
@@ -203,7 +205,9 @@ func (s *Server) pageRows(ctx context.Context, key string, offset, limit int, re
 			return topPage{total: top.total, rows: top.rows[min(offset, len(top.rows)):min(offset+limit, len(top.rows))], readAt: top.readAt}, nil
 		}
 	}
-	return load(ctx, offset, limit)
+	return s.pages.do(ctx, key+"\x00"+strconv.Itoa(offset)+"\x00"+strconv.Itoa(limit), s.timeout, func(ctx context.Context) (topPage, error) {
+		return load(ctx, offset, limit)
+	})
 }
 
 // stepsRows is pageRows of a day's steps board.

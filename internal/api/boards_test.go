@@ -26,7 +26,7 @@ func TestGenericBoardEndpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := serve(t, api.New(rsredis.NewReader(rdb), slog.New(slog.NewTextHandler(io.Discard, nil)), api.WithBoards(bs)))
+	srv := serve(t, api.New(rsredis.NewBatchedReader(rdb), slog.New(slog.NewTextHandler(io.Discard, nil)), api.WithBoards(bs)))
 	seed(t, rdb, 30) // the steps board of 2026-11-30
 
 	// 1,200 members on arena's total board, global and (every third) scope eu: member

@@ -72,7 +72,7 @@ func TestReadsOnARedisCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	srv := serve(t, api.New(rsredis.NewReader(rdb), quiet))
+	srv := serve(t, api.New(rsredis.NewBatchedReader(rdb), quiet))
 	var p api.Page
 	get(t, srv, "/v1/boards/steps?day=20261130&offset=290&limit=20", 200, &p)
 	if p.Total != n || len(p.Items) != 10 || p.Items[0].Rank != 291 || p.Items[0].Member != "u290" || p.Items[9].Member != "u299" || p.Items[9].Score != 10 {

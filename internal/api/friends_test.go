@@ -26,7 +26,7 @@ func TestFriendsBoards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := serve(t, api.New(rsredis.NewReader(rdb), slog.New(slog.NewTextHandler(io.Discard, nil)), api.WithBoards(bs)))
+	srv := serve(t, api.New(rsredis.NewBatchedReader(rdb), slog.New(slog.NewTextHandler(io.Discard, nil)), api.WithBoards(bs)))
 	ctx := context.Background()
 	seed(t, rdb, 30) // steps of 2026-11-30: m000 first ... m029 last; m005 and m006 tie, m006 reached first
 	ref := rsredis.BoardRef{Board: "arena", Period: board.PeriodTotal, Shards: 4}

@@ -49,7 +49,7 @@ func hotServer(t *testing.T, opts ...api.Option) (*httptest.Server, *rsredis.Hot
 	t.Cleanup(func() { rdb.Close() })
 	gets := &getCounter{}
 	rdb.AddHook(gets)
-	srv := serve(t, api.New(rsredis.NewReader(rdb), slog.New(slog.NewTextHandler(io.Discard, nil)), opts...))
+	srv := serve(t, api.New(rsredis.NewBatchedReader(rdb), slog.New(slog.NewTextHandler(io.Discard, nil)), opts...))
 	writer := goredis.NewClient(&goredis.Options{Addr: addr, DB: db})
 	t.Cleanup(func() { writer.Close() })
 	return srv, rsredis.NewHotWriter(writer), gets

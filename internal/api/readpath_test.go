@@ -60,7 +60,7 @@ func privateServer(t *testing.T) (*testenv.RedisServer, string) {
 	}
 	t.Cleanup(func() { rdb.Close() })
 	seed(t, rs.Client(), 200)
-	return rs, serve(t, api.New(rsredis.NewReader(rdb), slog.New(slog.NewTextHandler(io.Discard, nil)))).URL
+	return rs, serve(t, api.New(rsredis.NewBatchedReader(rdb), slog.New(slog.NewTextHandler(io.Discard, nil)))).URL
 }
 
 // TestHotBoardBurstReadsRedisOncePerTTL: a burst of 10k page views of one board, 32 at a

@@ -33,8 +33,9 @@ type Server struct {
 	log     *slog.Logger
 	mux     *http.ServeMux
 	hot     *ttlCache[hotRead]
-	boardC  *ttlCache[topPage] // the hot boards' Top-100s
-	good    *lastGood          // the last good answers, for a Redis outage
+	boardC  *ttlCache[topPage]  // the hot boards' Top-100s
+	pages   *coalescer[topPage] // the page reads in flight, shared by identical ones
+	good    *lastGood           // the last good answers, for a Redis outage
 	timeout time.Duration
 	errLog  obs.LogLimiter
 	boards  map[string]*board.Board // WithBoards
@@ -75,6 +76,7 @@ func New(store *rsredis.Reader, log *slog.Logger, opts ...Option) *Server {
 	s := &Server{store: store, log: log, timeout: DefaultRedisTimeout, boards: map[string]*board.Board{},
 		hot:    newTTLCache[hotRead]("hot", DefaultHotCacheTTL, 0),
 		boardC: newTTLCache[topPage]("boards", DefaultBoardCacheTTL, HotBoardReads),
+		pages:  newCoalescer[topPage](),
 		good:   newLastGood(lastGoodAnswers)}
 	for _, o := range opts {
 		o(s)

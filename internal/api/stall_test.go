@@ -44,7 +44,7 @@ func TestRedisStoppedWithSIGSTOP(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rdb.Close() })
-	srv := serve(t, api.New(rsredis.NewReader(rdb), slog.New(slog.NewTextHandler(io.Discard, nil))))
+	srv := serve(t, api.New(rsredis.NewBatchedReader(rdb), slog.New(slog.NewTextHandler(io.Discard, nil))))
 	writer := rs.Client()
 	seed(t, writer, 30)
 	hot := rsredis.NewHotWriter(writer)

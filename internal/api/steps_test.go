@@ -69,7 +69,7 @@ func get(t *testing.T, srv *httptest.Server, path string, wantCode int, v any) {
 
 func newServer(t *testing.T) (*httptest.Server, *goredis.Client) {
 	rdb := testenv.Redis(t)
-	return serve(t, api.New(rsredis.NewReader(rdb), slog.New(slog.NewTextHandler(io.Discard, nil)))), rdb
+	return serve(t, api.New(rsredis.NewBatchedReader(rdb), slog.New(slog.NewTextHandler(io.Discard, nil)))), rdb
 }
 
 // serve serves h like the binary does: with obs.DefaultServerLimits.
@@ -161,7 +161,7 @@ func TestReadyzAsksWithReady(t *testing.T) {
 		}
 		return nil
 	}
-	srv := serve(t, api.New(rsredis.NewReader(rdb), slog.New(slog.NewTextHandler(io.Discard, nil)), api.WithReady(check)))
+	srv := serve(t, api.New(rsredis.NewBatchedReader(rdb), slog.New(slog.NewTextHandler(io.Discard, nil)), api.WithReady(check)))
 	get(t, srv, "/readyz", http.StatusServiceUnavailable, nil)
 	notReady.Store(false)
 	get(t, srv, "/readyz", http.StatusOK, nil)

@@ -154,7 +154,7 @@ func Dev(ctx context.Context, cfg DevConfig, stdout io.Writer, log *slog.Logger)
 	g.Go(func() error {
 		// The query API answers every path but the gateway's routes.
 		mux := http.NewServeMux()
-		mux.Handle("/", api.New(rsredis.NewReader(qdb), log, api.WithRedisTimeout(cfg.RedisTimeout), api.WithBoardCacheTTL(cfg.BoardCacheTTL), api.WithReady(sup.Ready),
+		mux.Handle("/", api.New(rsredis.NewBatchedReader(qdb), log, api.WithRedisTimeout(cfg.RedisTimeout), api.WithBoardCacheTTL(cfg.BoardCacheTTL), api.WithReady(sup.Ready),
 			api.WithBoards(p.Scores.Boards)))
 		gw.Register(mux)
 		web.Register(mux, web.Config{Boards: p.Scores.Boards, Scopes: loadgen.DefaultRegions, Log: log})

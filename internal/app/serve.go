@@ -37,7 +37,7 @@ func Serve(ctx context.Context, cfg ServeConfig, log *slog.Logger) error {
 	defer rdb.Close()
 	CheckRedis(ctx, rdb, cfg.RedisAddr, log)
 	log.Info("serving", "http", cfg.HTTPAddr, "redis", cfg.RedisAddr, "redis_timeout", cfg.RedisTimeout)
-	qapi := api.New(rsredis.NewReader(rdb), log, api.WithHotCacheTTL(cfg.HotCacheTTL), api.WithBoardCacheTTL(cfg.BoardCacheTTL), api.WithRedisTimeout(cfg.RedisTimeout),
+	qapi := api.New(rsredis.NewBatchedReader(rdb), log, api.WithHotCacheTTL(cfg.HotCacheTTL), api.WithBoardCacheTTL(cfg.BoardCacheTTL), api.WithRedisTimeout(cfg.RedisTimeout),
 		api.WithBoards(cfg.Boards))
 	pages := web.Config{Boards: cfg.Boards, Log: log}
 	if cfg.History != nil {

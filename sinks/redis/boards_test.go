@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -315,6 +316,39 @@ func TestShardedBoardAnswersLikeOneShard(t *testing.T) {
 				}
 			}
 		}
+
+		// serve's batched Reader gives the same answers while 16 readers share round trips,
+		// a removed member's ErrNotRanked (a nil reply among the others' rows) included.
+		br := rsredis.NewBatchedReader(rdb)
+		var wg sync.WaitGroup
+		for g := range 16 {
+			wg.Go(func() {
+				for id := g; id < members; id += 16 {
+					m := fmt.Sprintf("m%d", id)
+					i, ranked := slices.IndexFunc(want, func(s scored) bool { return s.member == m }), truth[m] != scored{}
+					for _, ref := range []rsredis.BoardRef{one, sharded} {
+						total, got, err := br.BoardStanding(ctx, ref, m, 2)
+						if !ranked {
+							if !errors.Is(err, rsredis.ErrNotRanked) {
+								t.Errorf("batched, %d shards, a removed member: %v", ref.Shards, err)
+								return
+							}
+							continue
+						}
+						if exp := rows(max(0, i-2), i+3); err != nil || total != int64(len(want)) || !slices.Equal(got, exp) {
+							t.Errorf("batched, %d shards, standing of %s: %v\n got %+v\nwant %+v", ref.Shards, m, err, got, exp)
+							return
+						}
+						offset := id % rsredis.MaxBoardOffset
+						if total, got, err := br.BoardPage(ctx, ref, offset, 10); err != nil || total != int64(len(want)) || !slices.Equal(got, rows(offset, offset+10)) {
+							t.Errorf("batched, %d shards, page offset %d: %v\n got %+v\nwant %+v", ref.Shards, offset, err, got, rows(offset, offset+10))
+							return
+						}
+					}
+				}
+			})
+		}
+		wg.Wait()
 	})
 }
 

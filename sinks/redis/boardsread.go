@@ -36,7 +36,7 @@ func (r *Reader) BoardPage(ctx context.Context, ref BoardRef, offset, limit int)
 			heads[i] = pipe.ZRange(ctx, key, 0, int64(offset+limit-1))
 		}
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
+	if err := r.exec(ctx, pipe); err != nil {
 		return 0, nil, fmt.Errorf("redis: score board %s: %w", ScoreBoardKey(ref, 0), err)
 	}
 	lists := make([][]string, 0, ref.Shards)
@@ -64,15 +64,17 @@ func (r *Reader) BoardStanding(ctx context.Context, ref BoardRef, member string,
 		return 0, nil, fmt.Errorf("%w: %d neighbours (at most %d), %d shards", ErrBoardBounds, n, MaxBoardNeighbors, ref.Shards)
 	}
 	own := ShardOf(member, ref.Shards)
-	prefix, err := r.rdb.HGet(ctx, ScoreBoardMembersKey(ref, own), member).Result()
+	pipe := r.rdb.Pipeline()
+	prefixCmd := pipe.HGet(ctx, ScoreBoardMembersKey(ref, own), member)
+	err = r.exec(ctx, pipe)
 	if errors.Is(err, goredis.Nil) {
 		return 0, nil, fmt.Errorf("redis: member of %s: %w", ScoreBoardKey(ref, own), ErrNotRanked)
 	}
 	if err != nil {
 		return 0, nil, fmt.Errorf("redis: score board member %s: %w", ScoreBoardKey(ref, own), err)
 	}
-	entry := prefix + member
-	pipe := r.rdb.Pipeline()
+	entry := prefixCmd.Val() + member
+	pipe = r.rdb.Pipeline()
 	pipe.ZScore(ctx, ScoreBoardKey(ref, own), entry) // redis.Nil if the entry is gone
 	cards := make([]*goredis.IntCmd, ref.Shards)
 	before := make([]*goredis.IntCmd, ref.Shards)
@@ -87,7 +89,7 @@ func (r *Reader) BoardStanding(ctx context.Context, ref BoardRef, member string,
 			below[i] = pipe.ZRangeByLex(ctx, key, &goredis.ZRangeBy{Min: "(" + entry, Max: "+", Count: int64(n)})
 		}
 	}
-	if _, err := pipe.Exec(ctx); errors.Is(err, goredis.Nil) {
+	if err := r.exec(ctx, pipe); errors.Is(err, goredis.Nil) {
 		return 0, nil, fmt.Errorf("redis: member of %s: %w", ScoreBoardKey(ref, own), ErrBoardChanged)
 	} else if err != nil {
 		return 0, nil, fmt.Errorf("redis: score board member %s: %w", ScoreBoardKey(ref, own), err)

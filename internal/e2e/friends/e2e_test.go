@@ -145,7 +145,7 @@ func newRun(t *testing.T, brokers []string, bin string) *run {
 	r.rdb = goredis.NewClient(&goredis.Options{Addr: addr, DB: db})
 	t.Cleanup(func() { r.rdb.Close() })
 	srv := httptest.NewUnstartedServer(nil)
-	srv.Config = obs.NewServer(api.New(rsredis.NewReader(r.rdb), slog.New(slog.NewTextHandler(io.Discard, nil))), obs.DefaultServerLimits)
+	srv.Config = obs.NewServer(api.New(rsredis.NewBatchedReader(r.rdb), slog.New(slog.NewTextHandler(io.Discard, nil))), obs.DefaultServerLimits)
 	srv.Start()
 	t.Cleanup(srv.Close)
 	r.base = srv.URL

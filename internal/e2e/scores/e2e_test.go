@@ -104,7 +104,7 @@ func newRun(t testing.TB, brokers []string, bin, file string) *scoresRun {
 		t.Fatal(err)
 	}
 	srv := httptest.NewUnstartedServer(nil)
-	h := api.New(rsredis.NewReader(rdb), slog.New(slog.NewTextHandler(io.Discard, nil)), api.WithBoards(bs))
+	h := api.New(rsredis.NewBatchedReader(rdb), slog.New(slog.NewTextHandler(io.Discard, nil)), api.WithBoards(bs))
 	srv.Config = obs.NewServer(h, obs.DefaultServerLimits)
 	srv.Start()
 	t.Cleanup(srv.Close)

@@ -8,9 +8,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -70,9 +72,12 @@ type fixture struct {
 	// baseNoCache is a second serve with the hot-boards cache off (--board-cache-ttl 0): the
 	// read path's own cost on the reads the cache would otherwise answer.
 	baseNoCache string
-	reader      *rsredis.Reader
-	day         board.Day
-	refs        map[string]rsredis.BoardRef // score boards by name
+	// procs are the two serves by base, for their CPU time.
+	procs  map[string]*testenv.Process
+	rdb    *goredis.Client // for redis-server's CPU time
+	reader *rsredis.Reader
+	day    board.Day
+	refs   map[string]rsredis.BoardRef // score boards by name
 }
 
 // setup builds a 1M-member steps board of today, 1M-member score boards of one and of 16
@@ -124,12 +129,14 @@ func setup(b *testing.B) *fixture {
 	}
 	redisURL := fmt.Sprintf("redis://%s/%d", addr, db)
 	httpAddr := testenv.FreeAddr(b)
-	testenv.StartProcess(b, "serve", testenv.Rankstream(b), "serve", "--redis", redisURL, "--http", httpAddr,
+	serve := testenv.StartProcess(b, "serve", testenv.Rankstream(b), "serve", "--redis", redisURL, "--http", httpAddr,
 		"--log-level", "warn", "--boards", file)
 	noCacheAddr := testenv.FreeAddr(b)
-	testenv.StartProcess(b, "serve-nocache", testenv.Rankstream(b), "serve", "--redis", redisURL, "--http", noCacheAddr,
+	serveNoCache := testenv.StartProcess(b, "serve-nocache", testenv.Rankstream(b), "serve", "--redis", redisURL, "--http", noCacheAddr,
 		"--log-level", "warn", "--boards", file, "--board-cache-ttl", "0")
 	f.base, f.baseNoCache = "http://"+httpAddr, "http://"+noCacheAddr
+	f.procs = map[string]*testenv.Process{f.base: serve, f.baseNoCache: serveNoCache}
+	f.rdb = rdb
 	for _, base := range []string{f.base, f.baseNoCache} {
 		testenv.WaitFor(b, 30*time.Second, "serve ready", func() bool {
 			resp, err := http.Get(base + "/readyz")
@@ -277,15 +284,16 @@ func get(base, path string) error {
 // did not answer within the deadline).
 func isStale(body []byte) bool { return strings.Contains(string(body), `"stale":true`) }
 
-// closedLoop runs workers calls of do back to back for d and returns the calls per second
-// that succeeded and the fraction that failed (an error, a status other than 200, or a stale
-// answer).
-func closedLoop(d time.Duration, do func() error) (rate, failed float64) {
+// closedLoop runs workers loops of calls back to back for d, each calling the function
+// worker returned to it once, and returns the calls per second that succeeded and the
+// fraction that failed (an error, a status other than 200, or a stale answer).
+func closedLoop(d time.Duration, worker func() func() error) (rate, failed float64) {
 	var ok, bad atomic.Int64
 	stop := time.Now().Add(d)
 	start := time.Now()
 	var wg sync.WaitGroup
 	for range workers {
+		do := worker()
 		wg.Go(func() {
 			for time.Now().Before(stop) {
 				if do() != nil {
@@ -298,6 +306,24 @@ func closedLoop(d time.Duration, do func() error) (rate, failed float64) {
 	}
 	wg.Wait()
 	return float64(ok.Load()) / time.Since(start).Seconds(), float64(bad.Load()) / float64(max(1, ok.Load()+bad.Load()))
+}
+
+// shared is a closed-loop worker factory of one function for every worker.
+func shared(do func() error) func() func() error { return func() func() error { return do } }
+
+// leanWorkers is a closed-loop worker factory of serve reads through a lean connection of
+// each worker's own (closed when the measurement ends).
+func leanWorkers(base string, rd read) (worker func() func() error, closeAll func()) {
+	var conns []*leanConn
+	return func() func() error {
+			c := newLeanConn(base)
+			conns = append(conns, c)
+			return func() error { return c.get(rd.path(randomMember())) }
+		}, func() {
+			for _, c := range conns {
+				c.close()
+			}
+		}
 }
 
 // openServe sends rate requests per second to serve for d with vegeta's attacker (open model:
@@ -320,10 +346,31 @@ func openServe(base string, rd read, rate float64, d time.Duration) *vegeta.Metr
 	return &m
 }
 
-// openRaw sends the read's Redis commands rate times per second for d, each on its schedule
-// from a goroutine of its own (open model, like vegeta), with the latency counted from when it
-// was due, and returns vegeta's metrics of them.
+// openRaw sends the read's Redis commands rate times per second for d (openPaced).
 func (f *fixture) openRaw(rd read, rate float64, d time.Duration) *vegeta.Metrics {
+	return openPaced("raw "+rd.name, rate, d, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return rd.raw(ctx, f.reader, randomMember())
+	})
+}
+
+// openLean sends rate requests per second of the read to serve for d (openPaced), each
+// through a lean connection free at the time (a new one when none is).
+func openLean(base string, rd read, rate float64, d time.Duration) *vegeta.Metrics {
+	pool := &leanPool{base: base}
+	defer pool.closeAll()
+	return openPaced("serve "+rd.name, rate, d, func() error {
+		c := pool.take()
+		defer pool.put(c)
+		return c.get(rd.path(randomMember()))
+	})
+}
+
+// openPaced calls do rate times per second for d, each call on its schedule from a goroutine
+// of its own (open model, like vegeta), with the latency counted from when it was due, and
+// returns vegeta's metrics of them.
+func openPaced(name string, rate float64, d time.Duration, do func() error) *vegeta.Metrics {
 	pacer := vegeta.ConstantPacer{Freq: int(rate), Per: time.Second}
 	results := make(chan *vegeta.Result, 1024)
 	var m vegeta.Metrics
@@ -348,10 +395,8 @@ func (f *fixture) openRaw(rd read, rate float64, d time.Duration) *vegeta.Metric
 		time.Sleep(wait)
 		due := began.Add(elapsed + wait)
 		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			res := &vegeta.Result{Attack: "raw " + rd.name, Timestamp: due, Code: http.StatusOK}
-			if err := rd.raw(ctx, f.reader, randomMember()); err != nil {
+			res := &vegeta.Result{Attack: name, Timestamp: due, Code: http.StatusOK}
+			if err := do(); err != nil {
 				res.Code, res.Error = 0, err.Error()
 			}
 			res.Latency = time.Since(due)
@@ -365,18 +410,94 @@ func (f *fixture) openRaw(rd read, rate float64, d time.Duration) *vegeta.Metric
 	return &m
 }
 
-// reportOpen reports the open-model metrics of serve and of the raw commands at one rate:
-// p50/p99 latency (failures included: a failed request counts with the time it took), their
-// p99 ratio, and the fraction of requests that failed (errors, statuses other than 200, stale
-// answers).
-func reportOpen(b *testing.B, serve, raw *vegeta.Metrics) {
+// reportOpen reports the open-model metrics of serve (through the lean client, and through
+// vegeta's net/http client) and of the raw commands at one rate: p50/p99 latency (failures
+// included: a failed request counts with the time it took), the p99 ratios to raw, and the
+// fraction of requests that failed (errors, statuses other than 200, stale answers).
+func reportOpen(b *testing.B, serve, vegetaServe, raw *vegeta.Metrics) {
 	b.ReportMetric(ms(serve.Latencies.P50), "serve-p50-ms")
 	b.ReportMetric(ms(serve.Latencies.P99), "serve-p99-ms")
+	b.ReportMetric(ms(vegetaServe.Latencies.P99), "vegeta-p99-ms")
 	b.ReportMetric(ms(raw.Latencies.P50), "raw-p50-ms")
 	b.ReportMetric(ms(raw.Latencies.P99), "raw-p99-ms")
 	b.ReportMetric(float64(serve.Latencies.P99)/float64(raw.Latencies.P99), "p99-ratio")
+	b.ReportMetric(float64(vegetaServe.Latencies.P99)/float64(raw.Latencies.P99), "vegeta-p99-ratio")
 	b.ReportMetric(1-serve.Success, "serve-open-failed")
+	b.ReportMetric(1-vegetaServe.Success, "vegeta-open-failed")
 	b.ReportMetric(1-raw.Success, "raw-open-failed")
+}
+
+// cpuUse is the CPU time per request, in µs, of the processes of one closed loop.
+type cpuUse struct{ gen, serve, redis float64 }
+
+func (c cpuUse) total() float64 { return c.gen + c.serve + c.redis }
+
+// cpu runs measure (which returns the requests per second it completed) and returns the CPU
+// time per request of this process (the generator), of the serve at base (none for "") and of
+// redis-server over it: a figure that the other load of a shared machine disturbs far less
+// than the requests per second, since the closed loop is bound by the CPU of the three.
+func (f *fixture) cpu(b *testing.B, base string, measure func() float64) cpuUse {
+	self := func() time.Duration {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			b.Fatal(err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	serve := func() time.Duration {
+		if base == "" {
+			return 0
+		}
+		d, err := f.procs[base].CPU()
+		if err != nil {
+			b.Fatal(err)
+		}
+		return d
+	}
+	gen0, serve0, redis0, start := self(), serve(), testenv.RedisCPU(b, f.rdb), time.Now()
+	rate := measure()
+	n := rate * time.Since(start).Seconds()
+	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) / max(n, 1) }
+	return cpuUse{gen: us(self() - gen0), serve: us(serve() - serve0), redis: us(testenv.RedisCPU(b, f.rdb) - redis0)}
+}
+
+// profiled runs measure; with RANKSTREAM_BENCH_PROFILES=dir it also writes the CPU profiles
+// of the serve at base (<dir>/<benchmark>.serve.pprof, through its /debug/pprof/profile) and of
+// this process, the load generator (<dir>/<benchmark>.gen.pprof), taken while measure runs.
+func profiled(b *testing.B, base string, measure func()) {
+	dir := os.Getenv("RANKSTREAM_BENCH_PROFILES")
+	if dir == "" {
+		measure()
+		return
+	}
+	name := filepath.Join(dir, strings.ReplaceAll(b.Name(), "/", "_"))
+	gen, err := os.Create(name + ".gen.pprof")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer gen.Close()
+	served := make(chan error, 1)
+	go func() {
+		resp, err := http.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, int(closedFor.Seconds())))
+		if err != nil {
+			served <- err
+			return
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err == nil {
+			err = os.WriteFile(name+".serve.pprof", body, 0o644)
+		}
+		served <- err
+	}()
+	if err := pprof.StartCPUProfile(gen); err != nil {
+		b.Fatal(err)
+	}
+	measure()
+	pprof.StopCPUProfile()
+	if err := <-served; err != nil {
+		b.Errorf("serve's profile: %v", err)
+	}
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -384,9 +505,17 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // BenchmarkReadPath measures every read of every board (steps, score boards of 1 and 16
 // shards, 1M members each; hot search) through `rankstream serve` with its defaults, beside
 // the same Redis commands sent directly (issue 13, goal 5):
-//   - closed loop, 32 workers: serve-req/s, raw-req/s and their ratio (goal: >= 0.8);
-//   - open model at half the raw max throughput (vegeta for serve; the raw commands paced the
-//     same way): p50/p99 of both and p99-ratio = serve p99 / raw p99 (goal: <= 3).
+//   - closed loop, 32 workers: serve-req/s, raw-req/s and their ratio (goal: >= 0.8). Serve
+//     is read through a lean keep-alive HTTP/1.1 client (lean_test.go), the raw commands
+//     through go-redis: equally lean clients, since the generator shares the cores with serve
+//     and redis-server. nethttp-req/s and nethttp-ratio are the same reads through Go's
+//     net/http client (the earlier generator, several times dearer per request);
+//   - open model at half the raw max throughput (the lean client paced like the raw commands,
+//     and vegeta): p50/p99 of serve and raw, p99-ratio = serve p99 / raw p99 (goal: <= 3),
+//     vegeta-p99-ms and vegeta-p99-ratio.
+//
+// With RANKSTREAM_BENCH_PROFILES=<dir>, the CPU profiles of serve and of the generator during
+// each lean closed loop are written there (profiled).
 //
 // Pages at most 100 deep are served from the hot-boards cache once a board is read often
 // (its default); a member's rank always reads Redis. Those pages are measured again as
@@ -408,16 +537,33 @@ func BenchmarkReadPath(b *testing.B) {
 				base := bases[i]
 				b.Run(boardName+"/"+name, func(b *testing.B) {
 					for range b.N {
-						serve, serveFailed := closedLoop(closedFor, func() error { return get(base, rd.path(randomMember())) })
-						raw, rawFailed := closedLoop(closedFor, func() error { return rd.raw(ctx, f.reader, randomMember()) })
+						lean, closeLean := leanWorkers(base, rd)
+						var serve, serveFailed float64
+						var serveCPU cpuUse
+						profiled(b, base, func() {
+							serveCPU = f.cpu(b, base, func() float64 { serve, serveFailed = closedLoop(closedFor, lean); return serve })
+						})
+						closeLean()
+						nethttp, _ := closedLoop(closedFor, shared(func() error { return get(base, rd.path(randomMember())) }))
+						var raw, rawFailed float64
+						rawCPU := f.cpu(b, "", func() float64 {
+							raw, rawFailed = closedLoop(closedFor, shared(func() error { return rd.raw(ctx, f.reader, randomMember()) }))
+							return raw
+						})
 						b.ReportMetric(serve, "serve-req/s")
 						b.ReportMetric(raw, "raw-req/s")
 						b.ReportMetric(serve/raw, "ratio")
+						b.ReportMetric(nethttp, "nethttp-req/s")
+						b.ReportMetric(nethttp/raw, "nethttp-ratio")
 						b.ReportMetric(serveFailed, "serve-failed")
 						b.ReportMetric(rawFailed, "raw-failed")
+						b.ReportMetric(serveCPU.serve, "serve-cpu-us/req")
+						b.ReportMetric(serveCPU.total(), "serve-total-cpu-us/req")
+						b.ReportMetric(rawCPU.total(), "raw-total-cpu-us/req")
+						b.ReportMetric(rawCPU.total()/serveCPU.total(), "cpu-ratio")
 						rate := raw / 2
 						b.ReportMetric(rate, "open-req/s")
-						reportOpen(b, openServe(base, rd, rate, openFor), f.openRaw(rd, rate, openFor))
+						reportOpen(b, openLean(base, rd, rate, openFor), openServe(base, rd, rate, openFor), f.openRaw(rd, rate, openFor))
 					}
 				})
 			}
@@ -429,7 +575,7 @@ func BenchmarkReadPath(b *testing.B) {
 		}
 		b.Run("fixed5k/"+rd.name, func(b *testing.B) {
 			for range b.N {
-				reportOpen(b, openServe(f.base, rd, fixedRate, openFor), f.openRaw(rd, fixedRate, openFor))
+				reportOpen(b, openLean(f.base, rd, fixedRate, openFor), openServe(f.base, rd, fixedRate, openFor), f.openRaw(rd, fixedRate, openFor))
 			}
 		})
 	}

@@ -1,0 +1,84 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// maxBatchReads bounds the reads sent in one shared round trip (a batch of top-100 pages is
+// then about 64 x 10 KB of replies); the others wait for the next one.
+const maxBatchReads = 64
+
+// batcher sends the commands of the reads queued on it in shared pipelines, one round trip at
+// a time: the reads queued while a round trip runs go together in the next one. Under
+// concurrent load, a read then costs this process and redis-server a share of one write and
+// one read of the network instead of their own, at the price of waiting for the round trip in
+// flight when one is. Every command is still sent after its read was queued.
+type batcher struct {
+	rdb goredis.UniversalClient
+
+	mu      sync.Mutex
+	pending []*batchRead
+	running bool
+}
+
+// batchRead is one read's commands; done is closed once they have their results.
+type batchRead struct {
+	cmds []goredis.Cmder
+	done chan struct{}
+}
+
+// exec queues cmds for the next round trip and waits for their results, or for ctx to end
+// (the round trip then still runs, bounded by the client's network timeouts). Its error is
+// the first of cmds' errors, as a pipeline's Exec would return it.
+func (b *batcher) exec(ctx context.Context, cmds []goredis.Cmder) error {
+	r := &batchRead{cmds: cmds, done: make(chan struct{})}
+	b.mu.Lock()
+	b.pending = append(b.pending, r)
+	if !b.running {
+		b.running = true
+		go b.loop()
+	}
+	b.mu.Unlock()
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		return fmt.Errorf("redis: batched read: %w", ctx.Err())
+	}
+	for _, c := range cmds {
+		if err := c.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loop sends the pending reads, at most maxBatchReads per round trip, until none is left.
+func (b *batcher) loop() {
+	var batch []*batchRead
+	for {
+		b.mu.Lock()
+		n := min(len(b.pending), maxBatchReads)
+		if n == 0 {
+			b.running = false
+			b.mu.Unlock()
+			return
+		}
+		batch = append(batch[:0], b.pending[:n]...)
+		b.pending = append(b.pending[:0], b.pending[n:]...)
+		b.mu.Unlock()
+		pipe := b.rdb.Pipeline()
+		for _, r := range batch {
+			_ = pipe.BatchProcess(context.Background(), r.cmds...)
+		}
+		// Each command holds its own result or error (a failed round trip sets it on all).
+		_, _ = pipe.Exec(context.Background())
+		for _, r := range batch {
+			close(r.done)
+		}
+		clear(batch)
+	}
+}
