@@ -139,14 +139,18 @@ func (w *Window) expireSlot() (blockExpired, emptied bool) {
 		return false, emptied
 	}
 	b := int(floorMod(floorDiv(s, w.bslots), int64(w.nblocks)))
-	blk := w.blocks[b*w.cells : (b+1)*w.cells]
-	for i, v := range blk {
-		if v > w.agg[i] {
-			panic("BUG: sketch: block counter above aggregate")
+	// A block without events has only zero counters (check verifies that
+	// its rows sum to at most its events): nothing to subtract.
+	if w.blockEvents[b] > 0 {
+		blk := w.blocks[b*w.cells : (b+1)*w.cells]
+		for i, v := range blk {
+			if v > w.agg[i] {
+				panic("BUG: sketch: block counter above aggregate")
+			}
+			w.agg[i] -= v
 		}
-		w.agg[i] -= v
+		clear(blk)
 	}
-	clear(blk)
 	w.liveEvents -= w.blockEvents[b]
 	w.blockEvents[b] = 0
 	return true, emptied
