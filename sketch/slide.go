@@ -56,6 +56,7 @@ func (w *Window) locateFar(sec int64) bool {
 
 // setCache points the cache at an absolute slot inside the ring.
 func (w *Window) setCache(slot int64) {
+	w.flush()
 	pos := int(floorMod(slot, int64(w.rslots)))
 	b := int(floorMod(floorDiv(slot, w.bslots), int64(w.nblocks)))
 	w.cacheSlot = slot
@@ -107,6 +108,7 @@ func (w *Window) clearAll() {
 	clear(w.blockEvents)
 	w.liveEvents = 0
 	clear(w.slotEvents)
+	w.cachePending = 0
 	clear(w.ring)
 	w.clearCandidates()
 }
