@@ -9,6 +9,7 @@ import (
 // rely on; UnmarshalBinary runs it on what it decoded, and tests after every
 // operation. It returns the first violation found.
 func (w *Window) check() error {
+	w.flush() // the pending events of the slot cache into their slot and block
 	if err := w.checkTime(); err != nil {
 		return err
 	}

@@ -84,7 +84,11 @@ func (w *Window) preBound(c int32) uint64 {
 	last := min(cd.admitted, w.end+int64(w.rslots-w.nslots)-1)
 	var sum uint64
 	for b := floorDiv(first, w.bslots); b <= floorDiv(last, w.bslots); b++ {
-		off := int(floorMod(b, int64(w.nblocks))) * w.cells
+		p := int(floorMod(b, int64(w.nblocks)))
+		if w.blockEvents[p] == 0 {
+			continue // all its counters are zero
+		}
+		off := p * w.cells
 		if sum += uint64(w.minAt(w.blocks[off:off+w.cells], &idx)); sum >= uint64(bound) {
 			return uint64(bound)
 		}

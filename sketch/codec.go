@@ -30,6 +30,7 @@ const encodingVersion = 1
 // equal states give equal bytes.
 func (w *Window) MarshalBinary() ([]byte, error) {
 	w.lazyInit()
+	w.flush()
 	e := encoder{buf: make([]byte, 0, 64+2*len(w.blocks)/4+len(w.heap)*(w.rslots/4+32))}
 	e.buf = append(e.buf, encodingVersion)
 	c := w.cfg

@@ -8,6 +8,7 @@ import (
 
 // Clone returns a deep copy of the window.
 func (w *Window) Clone() *Window {
+	w.flush()
 	c := *w
 	c.agg = slices.Clone(w.agg)
 	c.blocks = slices.Clone(w.blocks)
@@ -43,6 +44,8 @@ func (w *Window) Merge(other *Window) error {
 	}
 	w.lazyInit()
 	other.lazyInit()
+	w.flush()
+	other.flush()
 	if w.cfg != other.cfg {
 		return fmt.Errorf("sketch: merge %v into %v: %w", other, w, ErrShapeMismatch)
 	}

@@ -56,6 +56,7 @@ func (w *Window) locateFar(sec int64) bool {
 
 // setCache points the cache at an absolute slot inside the ring.
 func (w *Window) setCache(slot int64) {
+	w.flush()
 	pos := int(floorMod(slot, int64(w.rslots)))
 	b := int(floorMod(floorDiv(slot, w.bslots), int64(w.nblocks)))
 	w.cacheSlot = slot
@@ -107,6 +108,7 @@ func (w *Window) clearAll() {
 	clear(w.blockEvents)
 	w.liveEvents = 0
 	clear(w.slotEvents)
+	w.cachePending = 0
 	clear(w.ring)
 	w.clearCandidates()
 }
@@ -139,14 +141,18 @@ func (w *Window) expireSlot() (blockExpired, emptied bool) {
 		return false, emptied
 	}
 	b := int(floorMod(floorDiv(s, w.bslots), int64(w.nblocks)))
-	blk := w.blocks[b*w.cells : (b+1)*w.cells]
-	for i, v := range blk {
-		if v > w.agg[i] {
-			panic("BUG: sketch: block counter above aggregate")
+	// A block without events has only zero counters (check verifies that
+	// its rows sum to at most its events): nothing to subtract.
+	if w.blockEvents[b] > 0 {
+		blk := w.blocks[b*w.cells : (b+1)*w.cells]
+		for i, v := range blk {
+			if v > w.agg[i] {
+				panic("BUG: sketch: block counter above aggregate")
+			}
+			w.agg[i] -= v
 		}
-		w.agg[i] -= v
+		clear(blk)
 	}
-	clear(blk)
 	w.liveEvents -= w.blockEvents[b]
 	w.blockEvents[b] = 0
 	return true, emptied

@@ -68,6 +68,10 @@ type Window struct {
 	cacheSlotPos     int   // ring position
 	cacheBlock       int   // block position × cells
 	cacheBlockPos    int   // block position
+	// Events counted in the cached slot but not yet in slotEvents and
+	// blockEvents (liveEvents has them): flush adds them when the cache
+	// changes and before anything reads those counts.
+	cachePending uint64
 }
 
 // Stats counts what the window holds and what it dropped.
@@ -167,7 +171,19 @@ func (w *Window) clearCandidates() {
 }
 
 // invalidate empties the slot cache.
-func (w *Window) invalidate() { w.cacheLo, w.cacheHi = 1, 0 }
+func (w *Window) invalidate() {
+	w.flush()
+	w.cacheLo, w.cacheHi = 1, 0
+}
+
+// flush adds the cached slot's pending events to its slot and block counts.
+func (w *Window) flush() {
+	if w.cachePending > 0 {
+		w.slotEvents[w.cacheSlotPos] += w.cachePending
+		w.blockEvents[w.cacheBlockPos] += w.cachePending
+		w.cachePending = 0
+	}
+}
 
 // Reset empties the window and its statistics, keeping its configuration.
 func (w *Window) Reset() { w.resetState() }
@@ -199,8 +215,7 @@ func (w *Window) AddHash(h uint64, item string, ts time.Time) {
 		return
 	}
 	w.liveEvents++
-	w.blockEvents[w.cacheBlockPos]++
-	w.slotEvents[w.cacheSlotPos]++
+	w.cachePending++
 	if w.cacheSlot > w.newest {
 		w.newest = w.cacheSlot
 	}
@@ -265,6 +280,7 @@ func (w *Window) Bounds() (start, end time.Time) {
 
 // Stats returns the window's counters.
 func (w *Window) Stats() Stats {
+	w.flush()
 	s := w.stats
 	if !w.started {
 		return s
