@@ -18,7 +18,7 @@ import (
 // process` makes of the same input. It needs the peer's jar (`make bench-peers` builds it and
 // runs this test first); the tests build only with -tags peers.
 func TestStepsPeerCommitsOnlyAfterRedis(t *testing.T) {
-	jar := peerJar(t)
+	jar := peerJar(t, stepsProject)
 	job := newStepsJob(t)
 	records := stepReports(t, 30_000)
 	first, second := records[:20_000], records[20_000:]

@@ -35,6 +35,8 @@ const (
 	envReports = "RANKSTREAM_PEERS_REPORTS"
 	// envStepsJar is the Kafka Streams steps peer's jar (default: kstreams-steps/target/).
 	envStepsJar = "RANKSTREAM_PEERS_STEPS_JAR"
+	// envHotJar is the Kafka Streams hot-search peer's jar (default: kstreams-hot/target/).
+	envHotJar = "RANKSTREAM_PEERS_HOT_JAR"
 	// envJavaOpts are the JVM flags of the peer, split on spaces (default -Xmx1g).
 	envJavaOpts = "RANKSTREAM_PEERS_JAVA_OPTS"
 	// envThreads is the peer's num.stream.threads (default: the number of CPUs).
@@ -62,7 +64,7 @@ func BenchmarkStepsPeers(b *testing.B) {
 		}
 		n = v
 	}
-	jar := stepsJar(b)
+	jar := peerJar(b, stepsProject)
 	job := newStepsJob(b)
 	records := append(stepReports(b, n), poison(time.Now())...)
 	job.produce(b, records)
@@ -102,41 +104,33 @@ func BenchmarkStepsPeers(b *testing.B) {
 	b.ReportMetric(results[0].rate()/results[1].rate(), "speedup")
 }
 
-// stepsJar returns the peer's jar, built by `make bench-peers`, and java to run it, or fails.
-func stepsJar(t testing.TB) string {
-	jar, err := findStepsJar()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return jar
-}
+// peerProject is a peer's Maven project beside this file, and the variable that names its jar
+// instead.
+type peerProject struct{ dir, env string }
 
-// peerJarOrSkip is stepsJar for the tests of the peer: without a built peer they skip (only
-// `make bench-peers` builds it).
-func peerJar(t *testing.T) string {
-	jar, err := findStepsJar()
-	if err != nil {
-		t.Fatalf("%v (make bench-peers builds it)", err)
-	}
-	return jar
-}
+var (
+	stepsProject = peerProject{"kstreams-steps", envStepsJar}
+	hotProject   = peerProject{"kstreams-hot", envHotJar}
+)
 
-func findStepsJar() (string, error) {
-	jar := os.Getenv(envStepsJar)
+// peerJar returns the peer's jar, built by `make bench-peers` (mvn package in its folder), or
+// fails, as it does without java to run it.
+func peerJar(t testing.TB, p peerProject) string {
+	jar := os.Getenv(p.env)
 	if jar == "" {
-		jar = filepath.Join("kstreams-steps", "target", "kstreams-steps.jar")
+		jar = filepath.Join(p.dir, "target", p.dir+".jar")
 	}
 	abs, err := filepath.Abs(jar)
-	if err != nil {
-		return "", err
+	if err == nil {
+		_, err = os.Stat(abs)
 	}
-	if _, err := os.Stat(abs); err != nil {
-		return "", fmt.Errorf("the Kafka Streams peer is not built (run `make bench-peers`, or mvn package in internal/e2e/peers/kstreams-steps): %w", err)
+	if err != nil {
+		t.Fatalf("the Kafka Streams peer %s is not built (run `make bench-peers`, or mvn package in internal/e2e/peers/%s): %v", p.dir, p.dir, err)
 	}
 	if _, err := exec.LookPath("java"); err != nil {
-		return "", fmt.Errorf("no java to run the Kafka Streams peer: %w", err)
+		t.Fatalf("no java to run the Kafka Streams peer: %v", err)
 	}
-	return abs, nil
+	return abs
 }
 
 func javaOpts() []string {
