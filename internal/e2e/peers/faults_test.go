@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/rankstream/rankstream/internal/testenv"
+	"github.com/rankstream/rankstream/topics"
 )
 
 // TestStepsPeerCommitsOnlyAfterRedis: the Kafka Streams peer commits offsets only after Redis
@@ -19,7 +22,7 @@ import (
 // runs this test first); the tests build only with -tags peers.
 func TestStepsPeerCommitsOnlyAfterRedis(t *testing.T) {
 	jar := peerJar(t, stepsProject)
-	job := newStepsJob(t)
+	job := newJob(t, topics.StepsReported)
 	records := stepReports(t, 30_000)
 	first, second := records[:20_000], records[20_000:]
 	job.produce(t, first)
@@ -56,17 +59,19 @@ func TestStepsPeerCommitsOnlyAfterRedis(t *testing.T) {
 	got := takeSnapshot(t, redis.Client())
 	c.stop(t)
 
-	_, want := job.rankstream(testenv.Rankstream(t)).run(t, job.adm, job.input, int64(len(records)))
+	var want snapshot
+	job.rankstream(testenv.Rankstream(t), topics.StepsGroup).run(t, job.adm, job.input, int64(len(records)), nil,
+		func(rdb *goredis.Client) { want = takeSnapshot(t, rdb) })
 	if diff := want.diff(got); diff != "" {
 		t.Fatalf("after the pause and the crash the peer's Redis differs from rankstream's: %s", diff)
 	}
 	t.Logf("identical: %d step keys, %d boards with %d members", len(got.strings), len(got.boards), got.members())
 }
 
-func waitCommitted(t *testing.T, c *child, job *stepsJob, group string, n int64) {
+func waitCommitted(t *testing.T, c *child, j *job, group string, n int64) {
 	t.Helper()
 	testenv.WaitFor(t, 3*time.Minute, "the peer's commits to cover the input", func() bool {
 		c.checkAlive(t)
-		return testenv.Committed(job.adm, group, job.input) >= n
+		return testenv.Committed(j.adm, group, j.input) >= n
 	})
 }

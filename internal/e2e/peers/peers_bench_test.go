@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lovoo/goka"
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -65,7 +66,7 @@ func BenchmarkStepsPeers(b *testing.B) {
 		n = v
 	}
 	jar := peerJar(b, stepsProject)
-	job := newStepsJob(b)
+	job := newJob(b, topics.StepsReported)
 	records := append(stepReports(b, n), poison(time.Now())...)
 	job.produce(b, records)
 	total := int64(len(records))
@@ -74,12 +75,13 @@ func BenchmarkStepsPeers(b *testing.B) {
 	var snaps []snapshot
 	var letters [][]deadLetter
 	var dlqSeen map[int32]int64
-	for _, sys := range []system{job.rankstream(testenv.Rankstream(b)), job.kstreams(jar)} {
-		res, snap := sys.run(b, job.adm, job.input, total)
+	for _, sys := range []system{job.rankstream(testenv.Rankstream(b), topics.StepsGroup), job.kstreams(jar)} {
+		res := sys.run(b, job.adm, job.input, total, nil, func(rdb *goredis.Client) {
+			snaps = append(snaps, takeSnapshot(b, rdb))
+		})
 		results = append(results, res)
-		snaps = append(snaps, snap)
 		// The runs share the dead-letter topic: each one's letters are those it appended.
-		end := dlqEnds(b, job.adm, job.dlq)
+		end := endOffsets(b, job.adm, job.dlq)
 		letters = append(letters, readDeadLetters(b, job.kc.Brokers, job.dlq, dlqSeen, end))
 		dlqSeen = end
 	}
@@ -197,22 +199,23 @@ func poison(now time.Time) []*kgo.Record {
 	return out
 }
 
-// stepsJob is the steps job's topics on the real broker, under a prefix of their own.
-type stepsJob struct {
+// job is a job's topics on the real broker (all of our contract, 8 partitions each), under a
+// prefix of their own; input is the job's input topic.
+type job struct {
 	kc                 kafka.Config
 	adm                *kadm.Client
 	prefix, input, dlq string
 }
 
-func newStepsJob(t testing.TB) *stepsJob {
+func newJob(t testing.TB, input goka.Stream) *job {
 	brokers := testenv.KafkaBrokers(t)
 	prefix := testenv.UniqueName(t, "peers") + "."
-	j := &stepsJob{
+	j := &job{
 		kc:     kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}},
 		adm:    testenv.KafkaAdmin(t, brokers),
 		prefix: prefix,
 	}
-	j.input = string(j.kc.Names.Stream(topics.StepsReported))
+	j.input = string(j.kc.Names.Stream(input))
 	j.dlq = string(j.kc.Names.Stream(topics.DLQ))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -227,16 +230,17 @@ func newStepsJob(t testing.TB) *stepsJob {
 	return j
 }
 
-// rankstream is `rankstream process` on the job's topics, with its defaults.
-func (j *stepsJob) rankstream(bin string) system {
-	return system{name: "rankstream", group: string(j.kc.Names.Group(topics.StepsGroup)), command: func(redisURL, _ string) []string {
+// rankstream is `rankstream process` on the job's topics, with its defaults, timed by its
+// group (steps, hot).
+func (j *job) rankstream(bin string, group goka.Group) system {
+	return system{name: "rankstream", group: string(j.kc.Names.Group(group)), command: func(redisURL, _ string) []string {
 		return []string{bin, "process", "--brokers", strings.Join(j.kc.Brokers, ","), "--redis", redisURL,
 			"--topic-prefix", j.prefix, "--partitions", "8", "--http", "127.0.0.1:0", "--log-level", "warn"}
 	}}
 }
 
-// kstreams is the Kafka Streams peer on the job's topics.
-func (j *stepsJob) kstreams(jar string) system {
+// kstreams is the Kafka Streams steps peer on the job's topics.
+func (j *job) kstreams(jar string) system {
 	return system{name: "kstreams", group: j.prefix + "kstreams-steps", command: func(redisURL, stateDir string) []string {
 		args := append([]string{"java"}, javaOpts()...)
 		args = append(args, "-jar", jar, "--brokers", strings.Join(j.kc.Brokers, ","), "--redis", redisURL,
@@ -249,7 +253,7 @@ func (j *stepsJob) kstreams(jar string) system {
 }
 
 // produce sends the records to the job's input and waits for the acknowledgements.
-func (j *stepsJob) produce(t testing.TB, records []*kgo.Record) {
+func (j *job) produce(t testing.TB, records []*kgo.Record) {
 	cl, err := j.kc.KgoClient(kgo.ProducerBatchMaxBytes(2<<20), kgo.ProducerLinger(5*time.Millisecond), kgo.DefaultProduceTopic(j.input))
 	if err != nil {
 		t.Fatal(err)
@@ -302,10 +306,10 @@ func (r result) redisPerRecord() float64 {
 	return float64(r.redisCPU.Microseconds()) / float64(r.records)
 }
 
-// run starts the system on a Redis database of its own, times it from its group's first
-// Stable state until its commits cover total records of input, and returns the measures and
-// the contents it left in Redis.
-func (s system) run(t testing.TB, adm *kadm.Client, input string, total int64) (result, snapshot) {
+// run starts the system on a Redis database of its own and times it from its group's first
+// Stable state until its commits cover total records of input and done (nil: nothing more)
+// holds of its Redis database. Then collect reads what it left there, before it is stopped.
+func (s system) run(t testing.TB, adm *kadm.Client, input string, total int64, done func(*goredis.Client) bool, collect func(*goredis.Client)) result {
 	t.Helper()
 	addr, db := testenv.RedisAddr(t)
 	rdb := goredis.NewClient(&goredis.Options{Addr: addr, DB: db})
@@ -325,20 +329,19 @@ func (s system) run(t testing.TB, adm *kadm.Client, input string, total int64) (
 	}
 	start, cpuStart := time.Now(), child.cpu(t)
 	deadline = time.Now().Add(10 * time.Minute)
-	for testenv.Committed(adm, s.group, input) < total {
+	for testenv.Committed(adm, s.group, input) < total || done != nil && !done(rdb) {
 		child.checkAlive(t)
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: group %s committed %d of %d records in 10 minutes\n%s", s.name, s.group,
-				testenv.Committed(adm, s.group, input), total, child.out.String())
+			t.Fatalf("%s: group %s committed %d of %d records in 10 minutes (done: %v)\n%s", s.name, s.group,
+				testenv.Committed(adm, s.group, input), total, done == nil || done(rdb), child.out.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	res := result{name: s.name, records: total, startup: start.Sub(launched), elapsed: time.Since(start), cpu: child.cpu(t) - cpuStart, peakRSS: child.peakRSS(t)}
-	res.redisCPU = testenv.RedisCPU(t, rdb) - redisBefore // before the snapshot's reads
-	// Committed means acknowledged by Redis: the contents are final now, before any shutdown.
-	snap := takeSnapshot(t, rdb)
+	res.redisCPU = testenv.RedisCPU(t, rdb) - redisBefore // before collect's reads
+	collect(rdb)
 	child.stop(t)
-	return res, snap
+	return res
 }
 
 func groupStable(adm *kadm.Client, group string) bool {
@@ -559,8 +562,8 @@ type deadLetter struct {
 	reason    string
 }
 
-// dlqEnds returns the dead-letter topic's end offset per partition.
-func dlqEnds(t testing.TB, adm *kadm.Client, topic string) map[int32]int64 {
+// endOffsets returns the topic's end offset per partition.
+func endOffsets(t testing.TB, adm *kadm.Client, topic string) map[int32]int64 {
 	ends, err := adm.ListEndOffsets(context.Background(), topic)
 	if err != nil {
 		t.Fatal(err)
@@ -573,6 +576,22 @@ func dlqEnds(t testing.TB, adm *kadm.Client, topic string) map[int32]int64 {
 // readDeadLetters reads the dead letters between the offsets from (nil: the start) and to of
 // each partition: the ones one run wrote.
 func readDeadLetters(t testing.TB, brokers []string, topic string, from, to map[int32]int64) []deadLetter {
+	var out []deadLetter
+	readTopic(t, brokers, topic, from, to, func(r *kgo.Record) {
+		h := map[string]string{}
+		for _, kv := range r.Headers {
+			h[kv.Key] = string(kv.Value)
+		}
+		p, _ := strconv.ParseInt(h[topics.HeaderSourcePartition], 10, 32)
+		o, _ := strconv.ParseInt(h[topics.HeaderSourceOffset], 10, 64)
+		out = append(out, deadLetter{partition: int32(p), offset: o, reason: h[topics.HeaderReason]})
+	})
+	return out
+}
+
+// readTopic passes each record of topic between the offsets from (nil: the start) and to of
+// each partition to fn, or fails within a minute.
+func readTopic(t testing.TB, brokers []string, topic string, from, to map[int32]int64, fn func(*kgo.Record)) {
 	want := int64(0)
 	start := map[int32]kgo.Offset{}
 	for p, end := range to {
@@ -580,7 +599,7 @@ func readDeadLetters(t testing.TB, brokers []string, topic string, from, to map[
 		start[p] = kgo.NewOffset().At(from[p])
 	}
 	if want == 0 {
-		return nil
+		return
 	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: start}))
 	if err != nil {
@@ -589,25 +608,18 @@ func readDeadLetters(t testing.TB, brokers []string, topic string, from, to map[
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var out []deadLetter
-	for int64(len(out)) < want && ctx.Err() == nil {
+	got := int64(0)
+	for got < want && ctx.Err() == nil {
 		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
-			if r.Offset >= to[r.Partition] {
-				return
+			if r.Offset < to[r.Partition] {
+				got++
+				fn(r)
 			}
-			h := map[string]string{}
-			for _, kv := range r.Headers {
-				h[kv.Key] = string(kv.Value)
-			}
-			p, _ := strconv.ParseInt(h[topics.HeaderSourcePartition], 10, 32)
-			o, _ := strconv.ParseInt(h[topics.HeaderSourceOffset], 10, 64)
-			out = append(out, deadLetter{partition: int32(p), offset: o, reason: h[topics.HeaderReason]})
 		})
 	}
-	if int64(len(out)) < want {
-		t.Fatalf("read %d of %d dead letters of %s", len(out), want, topic)
+	if got < want {
+		t.Fatalf("read %d of %d records of %s", got, want, topic)
 	}
-	return out
 }
 
 // diffDeadLetters compares two runs' dead letters by their source record. Reasons must be

@@ -83,8 +83,10 @@ public final class HotPeer {
                 .repartition(Repartitioned.with(Serdes.ByteArray(), Serdes.ByteArray()).withName("terms")
                     .withNumberOfPartitions(inputPartitions).withStreamPartitioner(Loop.PARTITIONER))
                 .process(() -> new Count(cfg), Named.as("count"), Count.BUCKETS, Count.META)
+                // One partition: a window's partials meet in one task, and windows are published
+                // in the order of their ends (the merge is a few hundred items every slide).
                 .repartition(Repartitioned.with(Serdes.ByteArray(), Serdes.ByteArray()).withName("partials")
-                    .withNumberOfPartitions(inputPartitions))
+                    .withNumberOfPartitions(1))
                 .process(() -> new Merge(inputPartitions, k, windowMs, redis, redisTimeoutMs, "hot:search:latest", historyKey),
                     Named.as("merge"), Merge.PENDING)).withName("terms"));
 

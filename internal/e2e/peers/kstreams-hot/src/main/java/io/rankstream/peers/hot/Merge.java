@@ -20,7 +20,7 @@ import org.apache.kafka.streams.state.KeyValueStore;
 import redis.clients.jedis.Jedis;
 
 /**
- * Stage 3: the partials of a window (keyed by its end, so all in one task) are kept in the
+ * Stage 3, one task (the partials topic has one partition): the partials of a window are kept in the
  * PENDING store until every terms partition reported; then their lists, disjoint since each
  * term lives in one partition, are merged exactly into the window's Top-K, written to Redis as
  * our snapshot (docs/contract.md) in hot:search:latest unless a later window is there, and
