@@ -29,7 +29,7 @@ func TestStepsPeerCommitsOnlyAfterRedis(t *testing.T) {
 
 	redis := testenv.StartRedisServer(t)
 	url := "redis://" + redis.Addr() + "/0"
-	peer := job.kstreams(jar)
+	peer := job.kstreams(jar, javaOpts(), "kstreams-steps")
 	stateDir := t.TempDir()
 	// A Redis call that gets no answer fails after 2 s (default 30 s), so that the peer tells
 	// within the test that it tried to write.

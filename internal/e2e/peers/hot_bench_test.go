@@ -58,14 +58,7 @@ const peerHistoryKey = "kstreams:hot:search:windows"
 // Reported per system: queries/s, CPU µs per query (utime+stime of the child over the timed
 // span) and peak RSS (VmHWM); and the speedup, rankstream's queries/s over the peer's.
 func BenchmarkHotPeers(b *testing.B) {
-	n := loadgen.BenchQueries
-	if s := os.Getenv(envQueries); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
-			b.Fatalf("%s=%q: want a positive count", envQueries, s)
-		}
-		n = v
-	}
+	n := envCount(b, envQueries, loadgen.BenchQueries)
 	jar := peerJar(b, hotProject)
 	job := newJob(b, topics.SearchQueries)
 	records, lastEnd := hotQueries(b, n, job.kc.Partitions)

@@ -57,14 +57,7 @@ const (
 // /proc over the timed span); its peak RSS (VmHWM); redis-server CPU µs per record (INFO cpu,
 // from the child's start to the end of the timed span).
 func BenchmarkStepsPeers(b *testing.B) {
-	n := 1_000_000
-	if s := os.Getenv(envReports); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
-			b.Fatalf("%s=%q: want a positive count", envReports, s)
-		}
-		n = v
-	}
+	n := envCount(b, envReports, 1_000_000)
 	jar := peerJar(b, stepsProject)
 	job := newJob(b, topics.StepsReported)
 	records := append(stepReports(b, n), poison(time.Now())...)
@@ -75,7 +68,7 @@ func BenchmarkStepsPeers(b *testing.B) {
 	var snaps []snapshot
 	var letters [][]deadLetter
 	var dlqSeen map[int32]int64
-	for _, sys := range []system{job.rankstream(testenv.Rankstream(b), topics.StepsGroup), job.kstreams(jar)} {
+	for _, sys := range []system{job.rankstream(testenv.Rankstream(b), topics.StepsGroup), job.kstreams(jar, javaOpts(), "kstreams-steps")} {
 		res := sys.run(b, job.adm, job.input, total, nil, func(rdb *goredis.Client) {
 			snaps = append(snaps, takeSnapshot(b, rdb))
 		})
@@ -104,6 +97,19 @@ func BenchmarkStepsPeers(b *testing.B) {
 		b.ReportMetric(r.redisPerRecord(), r.name+"-redis-cpu-µs/record")
 	}
 	b.ReportMetric(results[0].rate()/results[1].rate(), "speedup")
+}
+
+// envCount returns the positive count in the environment variable name, or def without it.
+func envCount(t testing.TB, name string, def int) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 1 {
+		t.Fatalf("%s=%q: want a positive count", name, s)
+	}
+	return v
 }
 
 // peerProject is a peer's Maven project beside this file, and the variable that names its jar
@@ -239,12 +245,13 @@ func (j *job) rankstream(bin string, group goka.Group) system {
 	}}
 }
 
-// kstreams is the Kafka Streams steps peer on the job's topics.
-func (j *job) kstreams(jar string) system {
-	return system{name: "kstreams", group: j.prefix + "kstreams-steps", command: func(redisURL, stateDir string) []string {
-		args := append([]string{"java"}, javaOpts()...)
+// kstreams is the Kafka Streams steps peer on the job's topics, with the JVM flags jvm, as the
+// application (and consumer group) app under the job's prefix.
+func (j *job) kstreams(jar string, jvm []string, app string) system {
+	return system{name: "kstreams", group: j.prefix + app, command: func(redisURL, stateDir string) []string {
+		args := append([]string{"java"}, jvm...)
 		args = append(args, "-jar", jar, "--brokers", strings.Join(j.kc.Brokers, ","), "--redis", redisURL,
-			"--input", j.input, "--dlq", j.dlq, "--application-id", j.prefix+"kstreams-steps", "--state-dir", stateDir)
+			"--input", j.input, "--dlq", j.dlq, "--application-id", j.prefix+app, "--state-dir", stateDir)
 		if n := os.Getenv(envThreads); n != "" {
 			args = append(args, "--threads", n)
 		}
