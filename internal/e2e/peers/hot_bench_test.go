@@ -47,9 +47,10 @@ const peerHistoryKey = "kstreams:hot:search:windows"
 // (hot; the peer's application id) is Stable until its committed offsets cover the input and
 // hot:search:latest holds the last window the input lets close.
 //
-// Then every window of both is compared: ours from hot.partials, merged as group hot-merge
-// merges them (sketch.MergeTopK), the peer's from the list it appends every snapshot to. Both
-// must have published the same windows; in each window where neither dropped a query, the
+// The input ends with a dozen invalid queries: both must dead-letter them, and only them, with
+// the same reasons (as in BenchmarkStepsPeers). Then every window of both is compared: ours from
+// hot.partials, merged as group hot-merge merges them (sketch.MergeTopK), the peer's from the
+// list it appends every snapshot to. Both must have published the same windows; in each window where neither dropped a query, the
 // peer's exact count of every term both list must lie within our item's bounds, and our items
 // from the top down, as long as each has error 0 and a count above the next one's (its rank is
 // proven), must be the peer's items at the same ranks with the same counts. Otherwise the
@@ -62,6 +63,8 @@ func BenchmarkHotPeers(b *testing.B) {
 	jar := peerJar(b, hotProject)
 	job := newJob(b, topics.SearchQueries)
 	records, lastEnd := hotQueries(b, n, job.kc.Partitions)
+	poison := hotPoison(records[len(records)-1].Timestamp)
+	records = append(records, poison...)
 	job.produce(b, records)
 	total := int64(len(records))
 
@@ -72,20 +75,33 @@ func BenchmarkHotPeers(b *testing.B) {
 	}
 	partials := string(job.kc.Names.Stream(topics.HotPartials))
 	var ours, peer map[int64]window
+	var letters [][]deadLetter
+	var dlqSeen map[int32]int64
+	// The runs share the dead-letter topic: each one's letters are those it appended.
+	deadLetters := func() {
+		end := endOffsets(b, job.adm, job.dlq)
+		letters = append(letters, readDeadLetters(b, job.kc.Brokers, job.dlq, dlqSeen, end, int64(len(poison))))
+		dlqSeen = end
+	}
 	results := []result{
 		job.rankstream(testenv.Rankstream(b), hot.Group).run(b, job.adm, job.input, total, published, func(*goredis.Client) {
 			ours = ourWindows(b, job, partials)
 		}),
-		job.kstreamsHot(jar).run(b, job.adm, job.input, total, published, func(rdb *goredis.Client) {
-			peer = peerWindows(b, rdb)
-		}),
 	}
+	deadLetters()
+	results = append(results, job.kstreamsHot(jar).run(b, job.adm, job.input, total, published, func(rdb *goredis.Client) {
+		peer = peerWindows(b, rdb)
+	}))
+	deadLetters()
 	compared, ranks, bounds, err := compareWindows(ours, peer)
 	if err != nil {
 		b.Fatalf("rankstream and the Kafka Streams peer disagree: %v", err)
 	}
-	b.Logf("%d windows of each compared (the last ending %s): %d ranks proven exact in ours and equal in the peer's, %d counts of the peer's within our bounds",
-		compared, time.UnixMilli(lastEnd).UTC().Format(time.RFC3339), ranks, bounds)
+	if diff := diffDeadLetters(letters[0], letters[1]); diff != "" {
+		b.Fatalf("dead letters differ between rankstream and the Kafka Streams peer: %s", diff)
+	}
+	b.Logf("%d windows of each compared (the last ending %s): %d ranks proven exact in ours and equal in the peer's, %d counts of the peer's within our bounds; %d dead letters each",
+		compared, time.UnixMilli(lastEnd).UTC().Format(time.RFC3339), ranks, bounds, len(letters[0]))
 	for _, r := range results {
 		b.Logf("%-10s %9.0f queries/s %6.1f CPU µs/query %6.0f MiB peak RSS (%d queries in %s, after %s of start-up)",
 			r.name, r.rate(), r.cpuPerRecord(), r.peakMiB(), r.records, r.elapsed.Round(time.Millisecond), r.startup.Round(time.Millisecond))
@@ -121,6 +137,33 @@ func hotQueries(t testing.TB, n, partitions int) ([]*kgo.Record, int64) {
 	return out, (slices.Min(newest) - lateness.Milliseconds()) / slideMs * slideMs
 }
 
+// hotPoison returns invalid queries of many kinds, dated (record and event time) at, the
+// newest query's time, so that they close no window.
+func hotPoison(at time.Time) []*kgo.Record {
+	ms := strconv.FormatInt(at.UnixMilli(), 10)
+	rec := func(key, value string) *kgo.Record {
+		r := &kgo.Record{Key: []byte(key), Timestamp: at}
+		if value != "-" {
+			r.Value = []byte(value)
+		}
+		return r
+	}
+	return []*kgo.Record{
+		rec("p1", "-"),
+		rec("p2", `not json`),
+		rec("p3", `{"query":"a"}`),
+		rec("p4", `{"query":"","ts":`+ms+`}`),
+		rec("p5", `{"query":"   ","ts":`+ms+`}`),
+		rec("p6", `{"query":"a\u0000b","ts":`+ms+`}`),
+		rec("p7", `{"query":"`+strings.Repeat("x", 257)+`","ts":`+ms+`}`),
+		rec("p8", `{"query":"a","ts":`+ms+`,"user_id":"u:1"}`),
+		rec("p9", `{"query":"a","ts":`+strconv.FormatInt(at.Add(10*time.Minute).UnixMilli(), 10)+`}`),
+		rec("p10", `{"query":1,"ts":`+ms+`}`),
+		rec("p11", `{"query":"a","ts":"yesterday"}`),
+		rec(strings.Repeat("k", 129), `{"query":"a","ts":`+ms+`}`),
+	}
+}
+
 // kstreamsHot is the Kafka Streams hot-search peer on the job's topics.
 func (j *job) kstreamsHot(jar string) system {
 	app := j.prefix + "kstreams-hot"
@@ -146,7 +189,7 @@ type window struct {
 // does; a window must have a partial of every partition (one sent again replaces the first).
 func ourWindows(t testing.TB, j *job, topic string) map[int64]window {
 	byEnd := map[int64]map[int32]*topics.HotPartial{}
-	readTopic(t, j.kc.Brokers, topic, nil, endOffsets(t, j.adm, topic), func(r *kgo.Record) {
+	readTopic(t, j.kc.Brokers, topic, nil, endOffsets(t, j.adm, topic), -1, func(r *kgo.Record) {
 		v, err := topics.HotPartialCodec{}.Decode(r.Value)
 		if err != nil {
 			t.Fatalf("%s offset %d: %v", topic, r.Offset, err)

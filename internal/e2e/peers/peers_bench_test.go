@@ -75,7 +75,7 @@ func BenchmarkStepsPeers(b *testing.B) {
 		results = append(results, res)
 		// The runs share the dead-letter topic: each one's letters are those it appended.
 		end := endOffsets(b, job.adm, job.dlq)
-		letters = append(letters, readDeadLetters(b, job.kc.Brokers, job.dlq, dlqSeen, end))
+		letters = append(letters, readDeadLetters(b, job.kc.Brokers, job.dlq, dlqSeen, end, -1))
 		dlqSeen = end
 	}
 
@@ -581,10 +581,10 @@ func endOffsets(t testing.TB, adm *kadm.Client, topic string) map[int32]int64 {
 }
 
 // readDeadLetters reads the dead letters between the offsets from (nil: the start) and to of
-// each partition: the ones one run wrote.
-func readDeadLetters(t testing.TB, brokers []string, topic string, from, to map[int32]int64) []deadLetter {
+// each partition: the ones one run wrote; want of them (-1: as many as offsets in between).
+func readDeadLetters(t testing.TB, brokers []string, topic string, from, to map[int32]int64, want int64) []deadLetter {
 	var out []deadLetter
-	readTopic(t, brokers, topic, from, to, func(r *kgo.Record) {
+	readTopic(t, brokers, topic, from, to, want, func(r *kgo.Record) {
 		h := map[string]string{}
 		for _, kv := range r.Headers {
 			h[kv.Key] = string(kv.Value)
@@ -596,19 +596,25 @@ func readDeadLetters(t testing.TB, brokers []string, topic string, from, to map[
 	return out
 }
 
-// readTopic passes each record of topic between the offsets from (nil: the start) and to of
-// each partition to fn, or fails within a minute.
-func readTopic(t testing.TB, brokers []string, topic string, from, to map[int32]int64, fn func(*kgo.Record)) {
-	want := int64(0)
+// readTopic passes each committed record of topic between the offsets from (nil: the start)
+// and to of each partition to fn, want of them, or fails within a minute. want -1 is as many
+// as offsets in between, which holds only for a topic without transactions: their markers
+// take offsets too.
+func readTopic(t testing.TB, brokers []string, topic string, from, to map[int32]int64, want int64, fn func(*kgo.Record)) {
+	offsets := int64(0)
 	start := map[int32]kgo.Offset{}
 	for p, end := range to {
-		want += end - from[p]
+		offsets += end - from[p]
 		start[p] = kgo.NewOffset().At(from[p])
+	}
+	if want < 0 {
+		want = offsets
 	}
 	if want == 0 {
 		return
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: start}))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: start}))
 	if err != nil {
 		t.Fatal(err)
 	}
