@@ -30,6 +30,7 @@ import (
 // process` makes of the same input. It needs the peer's jar (`make bench-peers` builds it and
 // runs this test first); the tests build only with -tags peers.
 func TestStepsPeerCommitsOnlyAfterRedis(t *testing.T) {
+	t.Parallel() // beside the hot peer's: both mostly wait for a killed member's session to end
 	jar := peerJar(t, stepsProject)
 	job := newJob(t, topics.StepsReported)
 	records := stepReports(t, 30_000)
@@ -94,6 +95,7 @@ func waitCommitted(t *testing.T, c *child, j *job, group string, n int64) {
 // (counted here from topics.DecodeSearchQuery's terms). About 100 s, most of it the killed
 // member's session timeout (45 s).
 func TestHotPeerCommitsOnlyAfterRedis(t *testing.T) {
+	t.Parallel()
 	jar := peerJar(t, hotProject)
 	job := newJob(t, topics.SearchQueries)
 	records, lastEnd := hotQueries(t, 4_000, job.kc.Partitions)

@@ -28,9 +28,10 @@ const (
 // (500,000 reports by default, RANKSTREAM_PEERS_XMX_REPORTS) once per -Xmx of
 // RANKSTREAM_PEERS_XMX (default 1g,512m,384m,256m,192m,128m: the first is the reference, the
 // list goes down), each
-// as a new application on a Redis database of its own, and reports each heap's records/s and
-// peak RSS (VmHWM: heap, RocksDB and the rest of the JVM). Every run must leave the Redis
-// contents of the first (a starved peer is no faster by being wrong). It logs the smallest heap
+// as a new application on a Redis database of its own, and reports each heap's records/s, CPU
+// µs per record (a heap too small shows as more garbage collection) and peak RSS (VmHWM: heap,
+// RocksDB and the rest of the JVM). Every run must leave the Redis contents of the first (a
+// starved peer is no faster by being wrong). It logs the smallest heap
 // keeping at least 95% of the reference's records/s (the last before the first that does not),
 // with its peak RSS. Other JVM flags:
 // RANKSTREAM_PEERS_JAVA_OPTS without its -Xmx. Run it once: -benchtime 1x.
@@ -70,6 +71,7 @@ func BenchmarkStepsPeerHeap(b *testing.B) {
 		b.Logf("-Xmx%-6s %9.0f records/s %6.1f CPU µs/record %6.0f MiB peak RSS (%.2f of -Xmx%s's records/s)",
 			heap, res.rate(), res.cpuPerRecord(), res.peakMiB(), res.rate()/results[0].rate(), heaps[0])
 		b.ReportMetric(res.rate(), sys.name+"-records/s")
+		b.ReportMetric(res.cpuPerRecord(), sys.name+"-cpu-µs/record")
 		b.ReportMetric(res.peakMiB(), sys.name+"-peak-RSS-MiB")
 	}
 	// The list goes down: the answer is the last heap before the first that loses more than 5%.
