@@ -88,7 +88,7 @@ final class Count implements Processor<byte[], byte[], byte[], byte[]> {
             rebuild(last);
         }
         // Idle input partitions stop holding the windows back with the wall clock.
-        context.schedule(Duration.ofSeconds(1), PunctuationType.WALL_CLOCK_TIME, this::close);
+        context.schedule(Duration.ofSeconds(1), PunctuationType.WALL_CLOCK_TIME, this::closeWindows);
     }
 
     private static long orZero(Long v) {
@@ -111,7 +111,7 @@ final class Count implements Processor<byte[], byte[], byte[], byte[]> {
                 meta.put("mark/" + p, ms);
                 markedAt.put(p, System.currentTimeMillis());
             }
-            close(System.currentTimeMillis());
+            closeWindows(System.currentTimeMillis());
             return;
         }
         long ms = v.getLong();
@@ -127,7 +127,7 @@ final class Count implements Processor<byte[], byte[], byte[], byte[]> {
     }
 
     /** Emits every window the watermark lets close at now (wall clock). */
-    private void close(long now) {
+    private void closeWindows(long now) {
         long low = -1;
         for (int p = 0; p < cfg.inputPartitions; p++) {
             Long ms = marks.get(p);
