@@ -4,7 +4,7 @@
 #   make test   install and start the real servers (Kafka, Redis, ClickHouse on
 #               127.0.0.1), run every test against them and kfake, stop them
 #   make bench  the benchmarks, on the same servers
-#   make bench-peers  rankstream against its Kafka Streams peer, on the same servers
+#   make bench-peers  rankstream against its Kafka Streams peers (steps, hot search), on the same servers
 #   make lint   gofmt and go vet
 #   make screenshots  the pages' screenshots in docs/screenshots/, from their browser test
 
@@ -54,21 +54,27 @@ bench:
 	} | tee $(BENCH_OUT)'
 	$(GO) tool benchstat $(BENCH_OUT)
 
-# rankstream against its Kafka Streams peer (internal/e2e/peers, see its README.md): builds the
-# peer's jar with Maven (offline when the local repository already holds every dependency, else
-# from Maven Central), runs its tests (it decodes and validates like ours; it commits only after
-# Redis acknowledged), then runs the steps job of both on the same pre-produced input, fails
-# unless their Redis contents are identical, and prints records/s, CPU µs/record, peak RSS and
-# redis-server CPU µs/record of each (medians of BENCH_PEERS_COUNT runs).
+# rankstream against its Kafka Streams peers (internal/e2e/peers, see its README.md): builds the
+# peers' jars with Maven (offline when the local repository already holds every dependency, else
+# from Maven Central), runs their tests (they decode and validate like ours; the steps peer
+# commits only after Redis acknowledged), then, on the same pre-produced inputs, the steps job of
+# both (fails unless their Redis contents are identical; records/s, CPU µs/record, peak RSS and
+# redis-server CPU µs/record) and the hot-search job of both (fails unless every window's proven
+# Top-K is the same; queries/s, CPU µs/query, peak RSS), BENCH_PEERS_COUNT runs each (medians),
+# and once the steps peer's heap sweep (records/s and peak RSS per -Xmx of RANKSTREAM_PEERS_XMX,
+# 500k reports each: the smallest heap keeping 95% of -Xmx1g's throughput).
 BENCH_PEERS_COUNT ?= 3
 BENCH_PEERS_OUT   ?= internal/e2e/peers/bench.txt
-PEERS_STEPS       := internal/e2e/peers/kstreams-steps
+PEERS             := internal/e2e/peers
 bench-peers:
-	cd $(PEERS_STEPS) && { mvn -q -B -o package >/dev/null 2>&1 || mvn -q -B package; }
+	for p in kstreams-steps kstreams-hot; do \
+	  (cd $(PEERS)/$$p && { mvn -q -B -o package >/dev/null 2>&1 || mvn -q -B package; }) || exit 1; \
+	done
 	$(WITH_SERVERS) env $(REQUIRE) bash -c 'set -o pipefail; \
-	  $(GO) test -tags peers -count=1 -run "^TestStepsPeer" -timeout 10m ./internal/e2e/peers/ && \
-	  $(GO) test -tags peers -run "^$$" -bench StepsPeers -benchtime 1x -count $(BENCH_PEERS_COUNT) -timeout 60m ./internal/e2e/peers/ \
-	  | tee $(BENCH_PEERS_OUT)'
+	  $(GO) test -tags peers -count=1 -run "^Test(Steps|Hot)Peer" -timeout 10m ./$(PEERS)/ && { \
+	  $(GO) test -tags peers -run "^$$" -bench "StepsPeers|HotPeers" -benchtime 1x -count $(BENCH_PEERS_COUNT) -timeout 60m ./$(PEERS)/ && \
+	  $(GO) test -tags peers -run "^$$" -bench StepsPeerHeap -benchtime 1x -count 1 -timeout 30m ./$(PEERS)/ ; \
+	  } | tee $(BENCH_PEERS_OUT)'
 	$(GO) tool benchstat $(BENCH_PEERS_OUT)
 
 # The screenshots of the pages in docs/screenshots/ (README, "Pages"), taken by their browser

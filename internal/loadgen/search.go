@@ -198,3 +198,22 @@ func vocabTerm(k int) string {
 	}
 	return strings.Join(words, " ")
 }
+
+// The input of the hot-search throughput benchmarks (BenchmarkHotThroughput in
+// internal/e2e/hot and BenchmarkHotPeers in internal/e2e/peers): BenchQueries queries from
+// BenchSearch, the i-th dated start + i × BenchSpan / BenchQueries. The span is shorter than
+// the hot group's default lookahead, so that no input partition read ahead of the others can
+// have its queries dropped.
+const (
+	BenchQueries = 400_000
+	BenchSpan    = 4 * time.Minute
+)
+
+// BenchSearch is the search stream of the hot-search benchmarks from start over span: the
+// default vocabulary and users, a fifth of the queries spelled differently, and one trending
+// term, "black friday", peaking halfway through span.
+func BenchSearch(start time.Time, span time.Duration) (*Search, error) {
+	return NewSearch(SearchConfig{VariantRatio: 0.2, Seed: 7, Trends: []Trend{
+		{Term: "black friday", Peak: start.Add(span / 2), Width: span / 4, Share: 0.05},
+	}})
+}

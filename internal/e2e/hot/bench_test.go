@@ -40,9 +40,7 @@ import (
 // close; cpu-us/query is this process's CPU time over the same interval per query.
 // Run it once: -benchtime 1x.
 func BenchmarkHotThroughput(b *testing.B) {
-	// The span is shorter than the default lookahead (5 min): input partitions read at
-	// different speeds, but none can run so far ahead that its events are dropped.
-	const n, span = 400_000, 4 * time.Minute
+	const n, span = loadgen.BenchQueries, loadgen.BenchSpan
 	p := newHotPipeline(b, hot.Config{}) // the defaults: window 1 h, slide 5 s, lateness 2 s
 	gen := newSearchGen(b, time.Now().Add(-time.Hour).Truncate(time.Minute), span)
 	newest := make([]int64, p.kc.Partitions) // per input partition, its latest event time
@@ -164,17 +162,14 @@ func percentile(sorted []float64, q float64) float64 {
 	return sorted[max(0, int(math.Ceil(q*float64(len(sorted))))-1)]
 }
 
-// searchGen is the benchmarks' search stream: loadgen's default vocabulary and users, a fifth
-// of the queries spelled differently, and one trending term peaking halfway through span.
+// searchGen is the benchmarks' search stream (loadgen.BenchSearch) from start.
 type searchGen struct {
 	*loadgen.Search
 	start time.Time
 }
 
 func newSearchGen(b *testing.B, start time.Time, span time.Duration) searchGen {
-	gen, err := loadgen.NewSearch(loadgen.SearchConfig{VariantRatio: 0.2, Seed: 7, Trends: []loadgen.Trend{
-		{Term: "black friday", Peak: start.Add(span / 2), Width: span / 4, Share: 0.05},
-	}})
+	gen, err := loadgen.BenchSearch(start, span)
 	if err != nil {
 		b.Fatal(err)
 	}

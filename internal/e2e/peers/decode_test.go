@@ -25,13 +25,9 @@ import (
 // same reason (a reason quoting the JSON decoder only needs to be one on both sides). It needs
 // the peer's jar (`make bench-peers` builds it and runs this test first); the tests build only with -tags peers.
 func TestStepsPeerDecodesLikeTopics(t *testing.T) {
-	jar := peerJar(t)
+	jar := peerJar(t, stepsProject)
 	rec := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	type input struct {
-		key   string
-		value []byte    // nil: a tombstone
-		rec   time.Time // the record's timestamp; zero: rec
-	}
+	type input = decodeInput
 	var inputs []input
 	good := `{"request_id":"r1","user_id":"u1","device_id":"d1","steps":1234,"ts":"2026-11-30T19:59:00+08:00","tz":"Asia/Shanghai","region":"cn-east"}`
 	for _, v := range []string{
@@ -154,35 +150,15 @@ func TestStepsPeerDecodesLikeTopics(t *testing.T) {
 		inputs = append(inputs, input{"u1", v, time.Time{}})
 	}
 
-	var stdin bytes.Buffer
-	b64 := base64.StdEncoding
-	for i, in := range inputs {
-		if in.rec.IsZero() {
+	for i := range inputs {
+		if inputs[i].rec.IsZero() {
 			inputs[i].rec = rec
 		}
-		in = inputs[i]
-		value := "-"
-		if in.value != nil {
-			value = b64.EncodeToString(in.value)
-		}
-		fmt.Fprintf(&stdin, "%s\t%s\t%d\n", b64.EncodeToString([]byte(in.key)), value, in.rec.UnixMilli())
 	}
-	cmd := exec.Command("java", "-cp", jar, "io.rankstream.peers.steps.DecodeCheck")
-	cmd.Stdin = &stdin
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("DecodeCheck: %v\n%s", err, stderr.String())
-	}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	lines := runDecodeCheck(t, jar, "io.rankstream.peers.steps.DecodeCheck", inputs)
 	bad, valid := 0, 0
 	for i, in := range inputs {
-		if !sc.Scan() {
-			t.Fatalf("DecodeCheck answered %d of %d records", i, len(inputs))
-		}
-		got := decodePeerLine(t, sc.Text())
+		got := decodePeerLine(t, lines[i])
 		want := "invalid\t"
 		r, loc, err := topics.DecodeStepReport(in.key, in.value, in.rec, topics.DefaultStepRules)
 		if err == nil {
@@ -205,6 +181,46 @@ func TestStepsPeerDecodesLikeTopics(t *testing.T) {
 		t.Errorf("%d of %d records decoded differently", bad, len(inputs))
 	}
 	t.Logf("%d records, %d valid", len(inputs), valid)
+}
+
+// decodeInput is a record for a peer's decoder.
+type decodeInput struct {
+	key   string
+	value []byte    // nil: a tombstone
+	rec   time.Time // the record's timestamp
+}
+
+// runDecodeCheck runs the records through a peer's decoder, the main class of the jar that
+// reads base64(key) TAB base64(value) or "-" TAB the record time in ms per line, and returns
+// its answer to each, a line.
+func runDecodeCheck(t *testing.T, jar, class string, inputs []decodeInput) []string {
+	var stdin bytes.Buffer
+	b64 := base64.StdEncoding
+	for _, in := range inputs {
+		value := "-"
+		if in.value != nil {
+			value = b64.EncodeToString(in.value)
+		}
+		fmt.Fprintf(&stdin, "%s\t%s\t%d\n", b64.EncodeToString([]byte(in.key)), value, in.rec.UnixMilli())
+	}
+	cmd := exec.Command("java", "-cp", jar, class)
+	cmd.Stdin = &stdin
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", class, err, stderr.String())
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var lines []string
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	if len(lines) != len(inputs) {
+		t.Fatalf("%s answered %d of %d records", class, len(lines), len(inputs))
+	}
+	return lines
 }
 
 // decodePeerLine turns a DecodeCheck line back into text, fields separated by tabs.

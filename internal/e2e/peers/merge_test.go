@@ -26,7 +26,7 @@ import (
 // and the same stored bytes. It needs the peer's jar (`make bench-peers` builds it); the tests build only with -tags peers;
 // it, it skips.
 func TestStepsPeerMergesLikeSteps(t *testing.T) {
-	jar := peerJar(t)
+	jar := peerJar(t, stepsProject)
 	rng := rand.New(rand.NewPCG(3, 5))
 	regions := []string{"", "", "", "eu-west", "us-east", "cn-east", "é", "z", "Z", "\U0001D538", "\uFF21"}
 	for i := range 14 {

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lovoo/goka"
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -35,6 +36,8 @@ const (
 	envReports = "RANKSTREAM_PEERS_REPORTS"
 	// envStepsJar is the Kafka Streams steps peer's jar (default: kstreams-steps/target/).
 	envStepsJar = "RANKSTREAM_PEERS_STEPS_JAR"
+	// envHotJar is the Kafka Streams hot-search peer's jar (default: kstreams-hot/target/).
+	envHotJar = "RANKSTREAM_PEERS_HOT_JAR"
 	// envJavaOpts are the JVM flags of the peer, split on spaces (default -Xmx1g).
 	envJavaOpts = "RANKSTREAM_PEERS_JAVA_OPTS"
 	// envThreads is the peer's num.stream.threads (default: the number of CPUs).
@@ -54,16 +57,9 @@ const (
 // /proc over the timed span); its peak RSS (VmHWM); redis-server CPU µs per record (INFO cpu,
 // from the child's start to the end of the timed span).
 func BenchmarkStepsPeers(b *testing.B) {
-	n := 1_000_000
-	if s := os.Getenv(envReports); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
-			b.Fatalf("%s=%q: want a positive count", envReports, s)
-		}
-		n = v
-	}
-	jar := stepsJar(b)
-	job := newStepsJob(b)
+	n := envCount(b, envReports, 1_000_000)
+	jar := peerJar(b, stepsProject)
+	job := newJob(b, topics.StepsReported)
 	records := append(stepReports(b, n), poison(time.Now())...)
 	job.produce(b, records)
 	total := int64(len(records))
@@ -72,13 +68,14 @@ func BenchmarkStepsPeers(b *testing.B) {
 	var snaps []snapshot
 	var letters [][]deadLetter
 	var dlqSeen map[int32]int64
-	for _, sys := range []system{job.rankstream(testenv.Rankstream(b)), job.kstreams(jar)} {
-		res, snap := sys.run(b, job.adm, job.input, total)
+	for _, sys := range []system{job.rankstream(testenv.Rankstream(b), topics.StepsGroup), job.kstreams(jar, javaOpts(), "kstreams-steps")} {
+		res := sys.run(b, job.adm, job.input, total, nil, func(rdb *goredis.Client) {
+			snaps = append(snaps, takeSnapshot(b, rdb))
+		})
 		results = append(results, res)
-		snaps = append(snaps, snap)
 		// The runs share the dead-letter topic: each one's letters are those it appended.
-		end := dlqEnds(b, job.adm, job.dlq)
-		letters = append(letters, readDeadLetters(b, job.kc.Brokers, job.dlq, dlqSeen, end))
+		end := endOffsets(b, job.adm, job.dlq)
+		letters = append(letters, readDeadLetters(b, job.kc.Brokers, job.dlq, dlqSeen, end, -1))
 		dlqSeen = end
 	}
 
@@ -102,41 +99,46 @@ func BenchmarkStepsPeers(b *testing.B) {
 	b.ReportMetric(results[0].rate()/results[1].rate(), "speedup")
 }
 
-// stepsJar returns the peer's jar, built by `make bench-peers`, and java to run it, or fails.
-func stepsJar(t testing.TB) string {
-	jar, err := findStepsJar()
-	if err != nil {
-		t.Fatal(err)
+// envCount returns the positive count in the environment variable name, or def without it.
+func envCount(t testing.TB, name string, def int) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
 	}
-	return jar
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 1 {
+		t.Fatalf("%s=%q: want a positive count", name, s)
+	}
+	return v
 }
 
-// peerJarOrSkip is stepsJar for the tests of the peer: without a built peer they skip (only
-// `make bench-peers` builds it).
-func peerJar(t *testing.T) string {
-	jar, err := findStepsJar()
-	if err != nil {
-		t.Fatalf("%v (make bench-peers builds it)", err)
-	}
-	return jar
-}
+// peerProject is a peer's Maven project beside this file, and the variable that names its jar
+// instead.
+type peerProject struct{ dir, env string }
 
-func findStepsJar() (string, error) {
-	jar := os.Getenv(envStepsJar)
+var (
+	stepsProject = peerProject{"kstreams-steps", envStepsJar}
+	hotProject   = peerProject{"kstreams-hot", envHotJar}
+)
+
+// peerJar returns the peer's jar, built by `make bench-peers` (mvn package in its folder), or
+// fails, as it does without java to run it.
+func peerJar(t testing.TB, p peerProject) string {
+	jar := os.Getenv(p.env)
 	if jar == "" {
-		jar = filepath.Join("kstreams-steps", "target", "kstreams-steps.jar")
+		jar = filepath.Join(p.dir, "target", p.dir+".jar")
 	}
 	abs, err := filepath.Abs(jar)
-	if err != nil {
-		return "", err
+	if err == nil {
+		_, err = os.Stat(abs)
 	}
-	if _, err := os.Stat(abs); err != nil {
-		return "", fmt.Errorf("the Kafka Streams peer is not built (run `make bench-peers`, or mvn package in internal/e2e/peers/kstreams-steps): %w", err)
+	if err != nil {
+		t.Fatalf("the Kafka Streams peer %s is not built (run `make bench-peers`, or mvn package in internal/e2e/peers/%s): %v", p.dir, p.dir, err)
 	}
 	if _, err := exec.LookPath("java"); err != nil {
-		return "", fmt.Errorf("no java to run the Kafka Streams peer: %w", err)
+		t.Fatalf("no java to run the Kafka Streams peer: %v", err)
 	}
-	return abs, nil
+	return abs
 }
 
 func javaOpts() []string {
@@ -203,22 +205,23 @@ func poison(now time.Time) []*kgo.Record {
 	return out
 }
 
-// stepsJob is the steps job's topics on the real broker, under a prefix of their own.
-type stepsJob struct {
+// job is a job's topics on the real broker (all of our contract, 8 partitions each), under a
+// prefix of their own; input is the job's input topic.
+type job struct {
 	kc                 kafka.Config
 	adm                *kadm.Client
 	prefix, input, dlq string
 }
 
-func newStepsJob(t testing.TB) *stepsJob {
+func newJob(t testing.TB, input goka.Stream) *job {
 	brokers := testenv.KafkaBrokers(t)
 	prefix := testenv.UniqueName(t, "peers") + "."
-	j := &stepsJob{
+	j := &job{
 		kc:     kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}},
 		adm:    testenv.KafkaAdmin(t, brokers),
 		prefix: prefix,
 	}
-	j.input = string(j.kc.Names.Stream(topics.StepsReported))
+	j.input = string(j.kc.Names.Stream(input))
 	j.dlq = string(j.kc.Names.Stream(topics.DLQ))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -233,20 +236,22 @@ func newStepsJob(t testing.TB) *stepsJob {
 	return j
 }
 
-// rankstream is `rankstream process` on the job's topics, with its defaults.
-func (j *stepsJob) rankstream(bin string) system {
-	return system{name: "rankstream", group: string(j.kc.Names.Group(topics.StepsGroup)), command: func(redisURL, _ string) []string {
+// rankstream is `rankstream process` on the job's topics, with its defaults, timed by its
+// group (steps, hot).
+func (j *job) rankstream(bin string, group goka.Group) system {
+	return system{name: "rankstream", group: string(j.kc.Names.Group(group)), command: func(redisURL, _ string) []string {
 		return []string{bin, "process", "--brokers", strings.Join(j.kc.Brokers, ","), "--redis", redisURL,
 			"--topic-prefix", j.prefix, "--partitions", "8", "--http", "127.0.0.1:0", "--log-level", "warn"}
 	}}
 }
 
-// kstreams is the Kafka Streams peer on the job's topics.
-func (j *stepsJob) kstreams(jar string) system {
-	return system{name: "kstreams", group: j.prefix + "kstreams-steps", command: func(redisURL, stateDir string) []string {
-		args := append([]string{"java"}, javaOpts()...)
+// kstreams is the Kafka Streams steps peer on the job's topics, with the JVM flags jvm, as the
+// application (and consumer group) app under the job's prefix.
+func (j *job) kstreams(jar string, jvm []string, app string) system {
+	return system{name: "kstreams", group: j.prefix + app, command: func(redisURL, stateDir string) []string {
+		args := append([]string{"java"}, jvm...)
 		args = append(args, "-jar", jar, "--brokers", strings.Join(j.kc.Brokers, ","), "--redis", redisURL,
-			"--input", j.input, "--dlq", j.dlq, "--application-id", j.prefix+"kstreams-steps", "--state-dir", stateDir)
+			"--input", j.input, "--dlq", j.dlq, "--application-id", j.prefix+app, "--state-dir", stateDir)
 		if n := os.Getenv(envThreads); n != "" {
 			args = append(args, "--threads", n)
 		}
@@ -255,7 +260,7 @@ func (j *stepsJob) kstreams(jar string) system {
 }
 
 // produce sends the records to the job's input and waits for the acknowledgements.
-func (j *stepsJob) produce(t testing.TB, records []*kgo.Record) {
+func (j *job) produce(t testing.TB, records []*kgo.Record) {
 	cl, err := j.kc.KgoClient(kgo.ProducerBatchMaxBytes(2<<20), kgo.ProducerLinger(5*time.Millisecond), kgo.DefaultProduceTopic(j.input))
 	if err != nil {
 		t.Fatal(err)
@@ -308,10 +313,10 @@ func (r result) redisPerRecord() float64 {
 	return float64(r.redisCPU.Microseconds()) / float64(r.records)
 }
 
-// run starts the system on a Redis database of its own, times it from its group's first
-// Stable state until its commits cover total records of input, and returns the measures and
-// the contents it left in Redis.
-func (s system) run(t testing.TB, adm *kadm.Client, input string, total int64) (result, snapshot) {
+// run starts the system on a Redis database of its own and times it from its group's first
+// Stable state until its commits cover total records of input and done (nil: nothing more)
+// holds of its Redis database. Then collect reads what it left there, before it is stopped.
+func (s system) run(t testing.TB, adm *kadm.Client, input string, total int64, done func(*goredis.Client) bool, collect func(*goredis.Client)) result {
 	t.Helper()
 	addr, db := testenv.RedisAddr(t)
 	rdb := goredis.NewClient(&goredis.Options{Addr: addr, DB: db})
@@ -331,20 +336,19 @@ func (s system) run(t testing.TB, adm *kadm.Client, input string, total int64) (
 	}
 	start, cpuStart := time.Now(), child.cpu(t)
 	deadline = time.Now().Add(10 * time.Minute)
-	for testenv.Committed(adm, s.group, input) < total {
+	for testenv.Committed(adm, s.group, input) < total || done != nil && !done(rdb) {
 		child.checkAlive(t)
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: group %s committed %d of %d records in 10 minutes\n%s", s.name, s.group,
-				testenv.Committed(adm, s.group, input), total, child.out.String())
+			t.Fatalf("%s: group %s committed %d of %d records in 10 minutes (done: %v)\n%s", s.name, s.group,
+				testenv.Committed(adm, s.group, input), total, done == nil || done(rdb), child.out.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	res := result{name: s.name, records: total, startup: start.Sub(launched), elapsed: time.Since(start), cpu: child.cpu(t) - cpuStart, peakRSS: child.peakRSS(t)}
-	res.redisCPU = testenv.RedisCPU(t, rdb) - redisBefore // before the snapshot's reads
-	// Committed means acknowledged by Redis: the contents are final now, before any shutdown.
-	snap := takeSnapshot(t, rdb)
+	res.redisCPU = testenv.RedisCPU(t, rdb) - redisBefore // before collect's reads
+	collect(rdb)
 	child.stop(t)
-	return res, snap
+	return res
 }
 
 func groupStable(adm *kadm.Client, group string) bool {
@@ -565,8 +569,8 @@ type deadLetter struct {
 	reason    string
 }
 
-// dlqEnds returns the dead-letter topic's end offset per partition.
-func dlqEnds(t testing.TB, adm *kadm.Client, topic string) map[int32]int64 {
+// endOffsets returns the topic's end offset per partition.
+func endOffsets(t testing.TB, adm *kadm.Client, topic string) map[int32]int64 {
 	ends, err := adm.ListEndOffsets(context.Background(), topic)
 	if err != nil {
 		t.Fatal(err)
@@ -577,43 +581,58 @@ func dlqEnds(t testing.TB, adm *kadm.Client, topic string) map[int32]int64 {
 }
 
 // readDeadLetters reads the dead letters between the offsets from (nil: the start) and to of
-// each partition: the ones one run wrote.
-func readDeadLetters(t testing.TB, brokers []string, topic string, from, to map[int32]int64) []deadLetter {
-	want := int64(0)
+// each partition: the ones one run wrote; want of them (-1: as many as offsets in between).
+func readDeadLetters(t testing.TB, brokers []string, topic string, from, to map[int32]int64, want int64) []deadLetter {
+	var out []deadLetter
+	readTopic(t, brokers, topic, from, to, want, func(r *kgo.Record) {
+		h := map[string]string{}
+		for _, kv := range r.Headers {
+			h[kv.Key] = string(kv.Value)
+		}
+		p, _ := strconv.ParseInt(h[topics.HeaderSourcePartition], 10, 32)
+		o, _ := strconv.ParseInt(h[topics.HeaderSourceOffset], 10, 64)
+		out = append(out, deadLetter{partition: int32(p), offset: o, reason: h[topics.HeaderReason]})
+	})
+	return out
+}
+
+// readTopic passes each committed record of topic between the offsets from (nil: the start)
+// and to of each partition to fn, want of them, or fails within a minute. want -1 is as many
+// as offsets in between, which holds only for a topic without transactions: their markers
+// take offsets too.
+func readTopic(t testing.TB, brokers []string, topic string, from, to map[int32]int64, want int64, fn func(*kgo.Record)) {
+	offsets := int64(0)
 	start := map[int32]kgo.Offset{}
 	for p, end := range to {
-		want += end - from[p]
+		offsets += end - from[p]
 		start[p] = kgo.NewOffset().At(from[p])
 	}
-	if want == 0 {
-		return nil
+	if want < 0 {
+		want = offsets
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: start}))
+	if want == 0 {
+		return
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: start}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var out []deadLetter
-	for int64(len(out)) < want && ctx.Err() == nil {
+	got := int64(0)
+	for got < want && ctx.Err() == nil {
 		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
-			if r.Offset >= to[r.Partition] {
-				return
+			if r.Offset < to[r.Partition] {
+				got++
+				fn(r)
 			}
-			h := map[string]string{}
-			for _, kv := range r.Headers {
-				h[kv.Key] = string(kv.Value)
-			}
-			p, _ := strconv.ParseInt(h[topics.HeaderSourcePartition], 10, 32)
-			o, _ := strconv.ParseInt(h[topics.HeaderSourceOffset], 10, 64)
-			out = append(out, deadLetter{partition: int32(p), offset: o, reason: h[topics.HeaderReason]})
 		})
 	}
-	if int64(len(out)) < want {
-		t.Fatalf("read %d of %d dead letters of %s", len(out), want, topic)
+	if got < want {
+		t.Fatalf("read %d of %d records of %s", got, want, topic)
 	}
-	return out
 }
 
 // diffDeadLetters compares two runs' dead letters by their source record. Reasons must be

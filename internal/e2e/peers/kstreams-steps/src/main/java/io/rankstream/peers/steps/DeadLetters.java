@@ -13,16 +13,16 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
  * and value (cut to their bounds, with the original size and SHA-256 in headers when cut) and
  * headers naming the source record and the reason.
  */
-final class DeadLetters {
+public final class DeadLetters {
     private DeadLetters() {}
 
     static final int MAX_VALUE_BYTES = 1 << 20;
     static final int MAX_KEY_BYTES = 1 << 10;
     static final int MAX_REASON_BYTES = 1 << 10;
 
-    record DeadLetter(byte[] key, byte[] value, Headers headers) {}
+    public record DeadLetter(byte[] key, byte[] value, Headers headers) {}
 
-    static DeadLetter of(String topic, int partition, long offset, byte[] key, byte[] value, String reason) {
+    public static DeadLetter of(String topic, int partition, long offset, byte[] key, byte[] value, String reason) {
         Headers h = new RecordHeaders();
         h.add("rankstream-source-topic", utf8(topic));
         h.add("rankstream-source-partition", utf8(Integer.toString(partition)));

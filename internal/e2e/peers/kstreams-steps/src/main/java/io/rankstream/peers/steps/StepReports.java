@@ -20,8 +20,10 @@ import java.util.regex.Pattern;
  * (topics/steps.go, topics/validate.go, topics/timestamp.go), with the same checks in the same
  * order and the same reasons where the reason does not quote a JSON decoder's own message.
  * Retention and future skew are decided against the record's Kafka timestamp, never the clock.
+ * The checks every input shares (value, key, ids, times, Go's JSON semantics) are public: the
+ * hot-search peer (../kstreams-hot, compiled with these sources) decodes its queries with them.
  */
-final class StepReports {
+public final class StepReports {
     private StepReports() {}
 
     static final int MAX_VALUE_BYTES = 64 << 10;
@@ -38,13 +40,13 @@ final class StepReports {
     record Valid(String requestId, String userId, long steps, long tsMs, ZoneId zone, String region) {}
 
     /** A rejected record; its message is the dead letter's reason. */
-    static final class InvalidException extends Exception {
+    public static final class InvalidException extends Exception {
         InvalidException(String reason) {
             super("invalid event: " + reason, null, false, false);
         }
     }
 
-    private static InvalidException invalid(String format, Object... args) {
+    public static InvalidException invalid(String format, Object... args) {
         return new InvalidException(String.format(format, args));
     }
 
@@ -66,12 +68,12 @@ final class StepReports {
             checkToken("region", w.region, MAX_REGION_BYTES);
         }
         long steps = count("steps", w.steps, rules.maxSteps());
-        if (!w.hasTs) {
+        if (!w.ts.has) {
             throw invalid("ts: missing");
         }
         ZoneId zone = loadZone(w.tz);
-        checkTime(w.tsMs, w.tsSubMs, recordTimeMs, rules.retentionMs(), rules.futureSkewMs());
-        return new Valid(w.requestId, w.userId, steps, w.tsMs, zone, w.region);
+        checkTime(w.ts.ms, w.ts.subMs, recordTimeMs, rules.retentionMs(), rules.futureSkewMs());
+        return new Valid(w.requestId, w.userId, steps, w.ts.ms, zone, w.region);
     }
 
     // --- JSON ---------------------------------------------------------------------------------
@@ -84,48 +86,70 @@ final class StepReports {
         String tz = "";
         String region = "";
         String steps = ""; // the raw JSON value ("" when missing)
-        boolean hasTs;
-        long tsMs; // floor of the instant in epoch milliseconds
-        boolean tsSubMs; // the instant lies strictly after tsMs
+        final Ts ts = new Ts();
+    }
+
+    /** A topics.Timestamp as decoded. */
+    public static final class Ts {
+        public boolean has;
+        public long ms; // floor of the instant in epoch milliseconds
+        public boolean subMs; // the instant lies strictly after ms
+    }
+
+    /** One field of a JSON object, for parseObject: false when the field is not one of the wire's. */
+    public interface Fields {
+        boolean field(String name, JsonParser p, JsonToken t, byte[] value) throws IOException, InvalidException;
+    }
+
+    /** Like Go's json.Unmarshal into stepWire (parseObject). */
+    private static Wire parse(byte[] value) throws InvalidException {
+        Wire w = new Wire();
+        parseObject(value, "a step report", (name, p, t, v) -> {
+            if (is(name, "request_id")) {
+                w.requestId = string(p, t, name, w.requestId);
+            } else if (is(name, "user_id")) {
+                w.userId = string(p, t, name, w.userId);
+            } else if (is(name, "device_id")) {
+                w.deviceId = string(p, t, name, w.deviceId);
+            } else if (is(name, "tz")) {
+                w.tz = string(p, t, name, w.tz);
+            } else if (is(name, "region")) {
+                w.region = string(p, t, name, w.region);
+            } else if (is(name, "steps")) {
+                w.steps = raw(p, t, v);
+            } else if (is(name, "ts")) {
+                timestamp(p, t, w.ts);
+            } else {
+                return false;
+            }
+            return true;
+        });
+        return w;
     }
 
     /**
-     * Like Go's json.Unmarshal into stepWire: an object (or null), keys matched case-insensitively,
-     * the last duplicate wins, null leaves a string field as it was, unknown fields are skipped,
-     * nothing may follow the value.
+     * Like Go's json.Unmarshal into a struct (what names it): an object (or null), keys matched
+     * case-insensitively (is), the last duplicate wins, null leaves a string field as it was,
+     * unknown fields (those fields answers false for) are skipped, nothing may follow the value.
+     * fields gets the value with lone surrogate escapes replaced (replaceLoneSurrogates).
      */
-    private static Wire parse(byte[] value) throws InvalidException {
-        Wire w = new Wire();
+    public static void parseObject(byte[] value, String what, Fields fields) throws InvalidException {
         if (value.length >= 3 && (value[0] & 0xff) == 0xEF && (value[1] & 0xff) == 0xBB && (value[2] & 0xff) == 0xBF) {
             throw invalid("json: a byte order mark before the value"); // Jackson would skip it
         }
-        value = replaceLoneSurrogates(value);
-        try (JsonParser p = JSON.createParser(value)) {
+        byte[] v = replaceLoneSurrogates(value);
+        try (JsonParser p = JSON.createParser(v)) {
             JsonToken t = p.nextToken();
             if (t == JsonToken.START_OBJECT) {
                 while ((t = p.nextToken()) == JsonToken.FIELD_NAME) {
                     String name = p.currentName();
                     t = p.nextToken();
-                    if (is(name, "request_id")) {
-                        w.requestId = string(p, t, name, w.requestId);
-                    } else if (is(name, "user_id")) {
-                        w.userId = string(p, t, name, w.userId);
-                    } else if (is(name, "device_id")) {
-                        w.deviceId = string(p, t, name, w.deviceId);
-                    } else if (is(name, "tz")) {
-                        w.tz = string(p, t, name, w.tz);
-                    } else if (is(name, "region")) {
-                        w.region = string(p, t, name, w.region);
-                    } else if (is(name, "steps")) {
-                        w.steps = raw(p, t, value);
-                    } else if (is(name, "ts")) {
-                        timestamp(p, t, w);
-                    } else {
+                    if (!fields.field(name, p, t, v)) {
                         p.skipChildren();
                     }
                 }
             } else if (t != JsonToken.VALUE_NULL) {
-                throw invalid("json: cannot unmarshal %s into a step report", t);
+                throw invalid("json: cannot unmarshal %s into %s", t, what);
             }
             if (p.nextToken() != null) {
                 throw invalid("json: invalid character after top-level value");
@@ -135,7 +159,6 @@ final class StepReports {
         } catch (IOException e) {
             throw invalid("json: %s", e.getMessage());
         }
-        return w;
     }
 
     /**
@@ -145,7 +168,7 @@ final class StepReports {
      * turns U+017F (long s) into s and U+212A (Kelvin sign) into k, but also s into U+017F and
      * k into U+212A, so that such a key never matches with a plain s or k in it.
      */
-    private static boolean is(String name, String field) {
+    public static boolean is(String name, String field) {
         boolean ascii = true;
         for (int i = 0; i < name.length() && ascii; i++) {
             ascii = name.charAt(i) < 0x80;
@@ -172,7 +195,7 @@ final class StepReports {
         return j == field.length();
     }
 
-    private static String string(JsonParser p, JsonToken t, String field, String old) throws IOException, InvalidException {
+    public static String string(JsonParser p, JsonToken t, String field, String old) throws IOException, InvalidException {
         if (t == JsonToken.VALUE_STRING) {
             return p.getText();
         }
@@ -251,22 +274,22 @@ final class StepReports {
         return x;
     }
 
-    private static void timestamp(JsonParser p, JsonToken t, Wire w) throws IOException, InvalidException {
+    public static void timestamp(JsonParser p, JsonToken t, Ts w) throws IOException, InvalidException {
         switch (t) {
             case VALUE_NULL:
-                w.hasTs = false;
+                w.has = false;
                 return;
             case VALUE_STRING:
                 parseRfc3339(p.getText(), w);
                 return;
             case VALUE_NUMBER_INT:
                 try {
-                    w.tsMs = Long.parseLong(p.getText());
+                    w.ms = Long.parseLong(p.getText());
                 } catch (NumberFormatException e) {
                     throw invalid("json: timestamp %s is neither an RFC 3339 string nor integer epoch milliseconds", p.getText());
                 }
-                w.tsSubMs = false;
-                w.hasTs = w.tsMs != ZERO_TIME_MS; // Go's zero time.Time counts as missing
+                w.subMs = false;
+                w.has = w.ms != ZERO_TIME_MS; // Go's zero time.Time counts as missing
                 return;
             default:
                 p.skipChildren();
@@ -285,7 +308,7 @@ final class StepReports {
      * comma before the fraction, any number of fraction digits (cut to nanoseconds), offsets
      * up to 24:60.
      */
-    private static void parseRfc3339(String s, Wire w) throws InvalidException {
+    private static void parseRfc3339(String s, Ts w) throws InvalidException {
         Matcher m = RFC3339.matcher(s);
         if (!m.matches()) {
             throw invalid("json: timestamp %s is not RFC 3339 with an offset", quote(s));
@@ -310,9 +333,9 @@ final class StepReports {
                 String f = (m.group(7) + "000000000").substring(0, 9); // cut, as Go does
                 nanos = Long.parseLong(f);
             }
-            w.tsMs = secs * 1000 + nanos / 1_000_000;
-            w.tsSubMs = nanos % 1_000_000 != 0;
-            w.hasTs = !(secs * 1000 == ZERO_TIME_MS && nanos == 0);
+            w.ms = secs * 1000 + nanos / 1_000_000;
+            w.subMs = nanos % 1_000_000 != 0;
+            w.has = !(secs * 1000 == ZERO_TIME_MS && nanos == 0);
         } catch (DateTimeException e) {
             throw invalid("json: timestamp %s is not RFC 3339 with an offset: %s", quote(s), e.getMessage());
         }
@@ -350,7 +373,7 @@ final class StepReports {
         return n;
     }
 
-    private static void checkTime(long tsMs, boolean subMs, long recordMs, long maxAgeMs, long skewMs) throws InvalidException {
+    public static void checkTime(long tsMs, boolean subMs, long recordMs, long maxAgeMs, long skewMs) throws InvalidException {
         if (tsMs < recordMs - maxAgeMs) {
             throw invalid("ts: %s is older than the retention of %s before the record time %s",
                 formatTime(tsMs), goDuration(maxAgeMs), formatTime(recordMs));
@@ -378,7 +401,7 @@ final class StepReports {
         return (h > 0 ? h + "h" : "") + (h > 0 || m > 0 ? m + "m" : "") + s + "s";
     }
 
-    private static void checkId(String field, String id) throws InvalidException {
+    public static void checkId(String field, String id) throws InvalidException {
         if (id.isEmpty()) {
             throw invalid("%s: missing", field);
         }
@@ -415,7 +438,7 @@ final class StepReports {
         return String.format("U+%04X", c);
     }
 
-    private static int utf8Length(String s) {
+    public static int utf8Length(String s) {
         int n = 0;
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
@@ -433,7 +456,7 @@ final class StepReports {
         return n;
     }
 
-    private static String checkKey(byte[] key) throws InvalidException {
+    public static String checkKey(byte[] key) throws InvalidException {
         if (key.length > MAX_ID_BYTES) {
             throw invalid("key: %d bytes, longer than %d", key.length, MAX_ID_BYTES);
         }
@@ -443,7 +466,7 @@ final class StepReports {
         return new String(key, StandardCharsets.UTF_8);
     }
 
-    private static void checkValue(byte[] value) throws InvalidException {
+    public static void checkValue(byte[] value) throws InvalidException {
         if (value == null) {
             throw invalid("value: null (a tombstone)");
         }
@@ -587,7 +610,7 @@ final class StepReports {
     }
 
     /** Go's %q: printable characters as they are, the others escaped. */
-    static String quote(String s) {
+    public static String quote(String s) {
         StringBuilder b = new StringBuilder(s.length() + 2).append('"');
         for (int i = 0; i < s.length(); ) {
             int c = s.codePointAt(i);
