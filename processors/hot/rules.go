@@ -1,10 +1,6 @@
 package hot
 
-import (
-	"time"
-
-	"github.com/rankstream/rankstream/topics"
-)
+import "time"
 
 // rules are the hot processor's decisions on event time: pure functions of what one loop
 // partition knows of the input partitions (a view), the configuration and a wall-clock time
@@ -141,13 +137,16 @@ const (
 	fateLate                  // its window was already emitted: dropped and counted
 )
 
-// termFate decides a term's fate: seen is the next input offset not yet counted per input
-// partition, last the end of the last window emitted (0: none yet).
-func termFate(seen map[int32]int64, last int64, r topics.HotLoopRecord) fate {
+// termFate decides the fate of a term at event time ms and input offset: next is the next
+// offset of its input partition not yet counted, whatever the loop records that carried the
+// ones before (a replay, or the restart after a crash, flushes other ranges of the input than
+// the first run: each term is judged by its own offset), last the end of the last window
+// emitted (0: none yet).
+func termFate(next, last, ms, offset int64) fate {
 	switch {
-	case r.Offset < seen[r.Partition]:
+	case offset < next:
 		return fateDuplicate
-	case last != 0 && r.Ms < last:
+	case last != 0 && ms < last:
 		return fateLate
 	}
 	return fateCount
