@@ -33,12 +33,13 @@ import (
 // BenchmarkHotThroughput measures, on the real broker, redis-server and clickhouse-server,
 // queries per second through the whole hot-search path (search.queries → group hot → loop
 // topic → sketch windows → hot.partials → group hot-merge → topk_history and
-// hot:search:latest), beside the raw franz-go consume rate of the same topic. The queries are
-// produced first, 4 minutes of event time (48 windows to close and publish); the pipeline then
-// catches up with that backlog, timed from the hot group's first callback until its committed
-// offsets cover every query and Redis holds the snapshot of the last window the data lets
-// close; cpu-us/query is this process's CPU time over the same interval per query.
-// Run it once: -benchtime 1x.
+// hot:search:latest), beside the raw franz-go consume rate of the same topic and goka's own
+// ceiling (a processor of the same topic with an empty callback; goka-ratio is the pipeline's
+// rate over it). The queries are produced first, 4 minutes of event time (48 windows to close
+// and publish); the pipeline then catches up with that backlog, timed from the hot group's
+// first callback until its committed offsets cover every query and Redis holds the snapshot of
+// the last window the data lets close; cpu-us/query is this process's CPU time over the same
+// interval per query. Run it once: -benchtime 1x.
 func BenchmarkHotThroughput(b *testing.B) {
 	// The span is shorter than the default lookahead (5 min): input partitions read at
 	// different speeds, but none can run so far ahead that its events are dropped.
@@ -83,9 +84,13 @@ func BenchmarkHotThroughput(b *testing.B) {
 	}
 
 	raw := testenv.RawConsumeRate(b, p.kc.Brokers, p.topic, n)
+	noop := goka.Group(p.kc.Names.Prefix + "noop")
+	ceiling := testenv.GokaNoopRate(b, p.kc.Brokers, noop, p.topic, n, p.kc.ProcessorOptions(noop, slog.New(slog.DiscardHandler))...)
 	b.ReportMetric(path, "queries/s")
 	b.ReportMetric(raw, "raw-consume/s")
 	b.ReportMetric(path/raw, "ratio")
+	b.ReportMetric(ceiling, "goka-noop/s")
+	b.ReportMetric(path/ceiling, "goka-ratio")
 	b.ReportMetric(float64(cpu.Nanoseconds())/1e3/n, "cpu-us/query")
 }
 
