@@ -14,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -100,6 +101,7 @@ type inputState struct {
 	markedMs int64       // watermark of the last markers sent
 	buf      *loopBuffer // its terms on their way to the loop topic, in the current goka session
 	session  context.Context
+	win      *windowState // the state of the loop partition of the same number (align), if of session
 }
 
 // windowState is one loop partition's window.
@@ -111,6 +113,7 @@ type windowState struct {
 	dropped    uint64               // events dropped since the last window emitted
 	held       []topics.HotHeldTerm // terms beyond the sketch's reach, in arrival order (see hold)
 	loopOffset int64                // the last loop record applied (-1: none)
+	admitBelow int64                // events before it may be routed while the view stays as it is (align)
 	saved      time.Time            // when it was last checkpointed
 	session    context.Context      // the goka partition session it belongs to
 }
@@ -128,8 +131,8 @@ type processor struct {
 	drops       *dropLog
 	loopMetrics *loopMetrics
 	in          prometheus.Counter // queries consumed (rankstream_events_in_total)
-	mu          sync.Mutex         // guards the maps below; each partition's state is used by its own goroutine only
-	inputs      map[int32]*inputState
+	inputs      []*inputState      // by input partition, each used by its partition's goroutine only
+	mu          sync.Mutex         // guards windows; each partition's state is used by its own goroutine only
 	windows     map[int32]*windowState
 }
 
@@ -142,7 +145,7 @@ func newProcessor(cfg Config, io *kafkaIO) *processor {
 		partials:    string(cfg.Names.Stream(topics.HotPartials)),
 		checkpoints: string(cfg.Names.Stream(topics.HotCheckpoints)),
 		loop:        string(cfg.Names.Loop(Group)),
-		inputs:      map[int32]*inputState{}, windows: map[int32]*windowState{},
+		inputs:      make([]*inputState, cfg.Partitions), windows: map[int32]*windowState{},
 		shape: topics.HotShape{WindowMs: cfg.Window.Milliseconds(), SlideMs: cfg.Slide.Milliseconds(),
 			LookaheadMs: cfg.Lookahead.Milliseconds(), K: int64(cfg.K)},
 		rules: newRules(cfg), drops: newDropLog(cfg.Log), loopMetrics: newLoopMetrics(),
@@ -217,7 +220,7 @@ func (p *processor) route(ctx goka.Context, msg any) {
 		}
 		in.buf.flush(flushMarker, recs...)
 	}
-	if err := p.align(ctx, ms); err != nil && ctx.Context().Err() == nil {
+	if err := p.align(ctx, in, ms); err != nil && ctx.Context().Err() == nil {
 		ctx.Fail(err)
 	}
 	// Taken away (rebalance, shutdown) while it waited, the term goes now (the buffer, closed,
@@ -232,14 +235,21 @@ func (p *processor) route(ctx goka.Context, msg any) {
 // reads them itself from Kafka (catch-up) and applies them; goka delivers them later and
 // count skips them. Every loop partition receives every input partition's markers, so the
 // view is global, across instances. It returns ctx's error when the session ends.
-func (p *processor) align(ctx goka.Context, ms int64) error {
-	q := ctx.Partition()
-	w, err := p.window(ctx.Context(), q)
-	if err != nil {
-		return err
+func (p *processor) align(ctx goka.Context, in *inputState, ms int64) error {
+	w := in.win
+	if w == nil || w.session != ctx.Context() {
+		var err error
+		if w, err = p.window(ctx.Context(), ctx.Partition()); err != nil {
+			return err
+		}
+		in.win = w
 	}
+	if ms < w.admitBelow { // the view has not changed since: the bound holds
+		return nil
+	}
+	q := ctx.Partition()
 	wait := time.Millisecond
-	for !p.rules.admits(w.view, ms, time.Now()) {
+	for now := time.Now(); !p.rules.admits(w.view, ms, now); now = time.Now() {
 		end, err := p.io.end(ctx.Context(), p.loop, q)
 		switch {
 		case err != nil:
@@ -259,6 +269,7 @@ func (p *processor) align(ctx goka.Context, ms int64) error {
 		}
 		return err
 	}
+	w.admitBelow = p.rules.admitBelow(w.view, time.Now())
 	return nil
 }
 
@@ -321,6 +332,7 @@ func (p *processor) apply(ctx context.Context, w *windowState, partition int32, 
 			w.win.Advance(time.UnixMilli(r.Ms))
 		}
 		w.mark(r.Partition, r.Ms, time.Now())
+		w.admitBelow = math.MinInt64
 		return p.close(ctx, partition, w)
 	}
 	return nil
@@ -346,12 +358,9 @@ func (p *processor) term(w *windowState, q int32, next int64, t topics.HotLoopEn
 }
 
 // input returns the state of ctx's input partition (ms: the event time of its first query),
-// with a loop buffer of ctx's goka session. Only that partition's goroutine uses it; the lock
-// guards the map.
+// with a loop buffer of ctx's goka session. Only that partition's goroutine uses it.
 func (p *processor) input(ctx goka.Context, ms int64) *inputState {
 	partition := ctx.Partition()
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	in := p.inputs[partition]
 	if in == nil {
 		in = &inputState{maxMs: ms, markedMs: -1}
@@ -401,7 +410,7 @@ func (p *processor) restore(ctx context.Context, q int32) (*windowState, error) 
 		return nil, fmt.Errorf("hot processor: %w", err)
 	}
 	now := time.Now()
-	w := &windowState{view: newView(now), win: win, seen: map[int32]int64{}, loopOffset: -1, saved: now, session: ctx}
+	w := &windowState{view: newView(now), win: win, seen: map[int32]int64{}, loopOffset: -1, admitBelow: math.MinInt64, saved: now, session: ctx}
 	rec, err := p.io.latest(ctx, p.checkpoints, q)
 	if err != nil || rec == nil || rec.Value == nil { // nil: none yet, or cleared by Replay
 		return w, err

@@ -1,6 +1,9 @@
 package hot
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // rules are the hot processor's decisions on event time: pure functions of what one loop
 // partition knows of the input partitions (a view), the configuration and a wall-clock time
@@ -107,25 +110,32 @@ func (r rules) aheadMs() int64 { return r.lookaheadMs - r.lookaheadMs/5 }
 
 // admits tells whether an input partition may route an event at ms now (watermark
 // alignment), given the view of its own loop partition: yes when it is less than aheadMs
-// ahead of the window end the slowest input partition allows. No while an input partition not
-// heard from may still hold the windows back. An input partition that runs further ahead
-// waits: its events would land beyond the sketch's lookahead and be dropped.
+// ahead of the window end the slowest input partition allows (admitBelow). No while an input
+// partition not heard from may still hold the windows back. An input partition that runs
+// further ahead waits: its events would land beyond the sketch's lookahead and be dropped.
 //
 // An event dated aheadMs or more after now (wall clock) never waits: no input partition
 // catches up with it faster than time passes, so one query dated far ahead would hold its
 // partition for as long. It goes on, and the sketch drops it as early (counted) unless the
 // windows got within the lookahead of it.
 func (r rules) admits(v view, ms int64, now time.Time) bool {
+	return ms >= now.UnixMilli()+r.aheadMs() || ms < r.admitBelow(v, now)
+}
+
+// admitBelow is the event time before which admits lets every event through at now: aheadMs
+// past the window end the slowest input partition allows; math.MinInt64 while an input
+// partition not heard from may hold the windows back, math.MaxInt64 when none holds them
+// back. For a given view it never decreases as now passes (partitions only fall idle), so a
+// bound found once holds until the view changes (a marker).
+func (r rules) admitBelow(v view, now time.Time) int64 {
 	low, held := r.low(v, now)
 	switch {
-	case ms >= now.UnixMilli()+r.aheadMs():
-		return true
 	case held:
-		return false
+		return math.MinInt64
 	case low < 0:
-		return true // nothing holds the windows back: none closes before an input moves again
+		return math.MaxInt64 // nothing holds the windows back: none closes before an input moves again
 	}
-	return ms < r.target(low)+r.aheadMs()
+	return r.target(low) + r.aheadMs()
 }
 
 // fate is what a loop partition does with a term.

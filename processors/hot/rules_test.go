@@ -121,6 +121,14 @@ func TestRulesAlignment(t *testing.T) {
 			if got := testRules.admits(c.v, c.ms, now); got != c.admits {
 				t.Errorf("admits(%d) = %v, want %v", c.ms, got, c.admits)
 			}
+			// The bound align keeps while the view does not change holds as time passes.
+			if below := testRules.admitBelow(c.v, now); c.ms < below {
+				for _, later := range []time.Duration{time.Second, time.Minute, time.Hour} {
+					if !testRules.admits(c.v, c.ms, now.Add(later)) || testRules.admitBelow(c.v, now.Add(later)) < below {
+						t.Errorf("admitted below %d at %s, not %s later", below, c.now, later)
+					}
+				}
+			}
 		})
 	}
 }
