@@ -20,6 +20,11 @@ const (
 	// flushBytes is the buffered size (all loop partitions together) that flushes at once: a
 	// loop record stays below it, well under the loop topic's max.message.bytes.
 	flushBytes = 256 << 10
+	// endGrace is how long the loop records of a session may wait for Kafka after the session
+	// ended (the broker gone): then their context ends and the client fails those it can (not
+	// one a request awaiting an answer carries), their input records are not committed, and
+	// goka stops the processor instead of waiting for them (it waits up to 60 s).
+	endGrace = 10 * time.Second
 )
 
 // Why a buffer was flushed: the label of rankstream_hot_loop_flushes_total.
@@ -46,7 +51,9 @@ type produceFunc func(ctx context.Context, r *kgo.Record, done func(*kgo.Record,
 // session's end; the producer's goroutines acknowledge.
 type loopBuffer struct {
 	produce produceFunc
-	ctx     context.Context // the producer's: outlives the session, so that the last flush goes out
+	ctx     context.Context // the records': outlives the session by grace, so that the last flush goes out
+	cancel  context.CancelFunc
+	grace   time.Duration
 	topic   string
 	keys    []string // a key of each loop partition
 	input   int32
@@ -64,21 +71,21 @@ type loopBuffer struct {
 	acks ackQueue
 }
 
-// newLoopBuffer returns input partition input's buffer for a goka session (session), whose end
-// flushes it. ctx is the producer's context.
-func newLoopBuffer(session, ctx context.Context, produce produceFunc, topic string, keys []string, input int32, m *loopMetrics) *loopBuffer {
-	b := &loopBuffer{produce: produce, ctx: ctx, topic: topic, keys: keys, input: input, metrics: m,
+// newLoopBuffer returns input partition input's buffer for a goka session; run it (run) until
+// the session ends. ctx is the producer's context.
+func newLoopBuffer(ctx context.Context, produce produceFunc, topic string, keys []string, input int32, m *loopMetrics) *loopBuffer {
+	b := &loopBuffer{produce: produce, topic: topic, keys: keys, input: input, metrics: m, grace: endGrace,
 		terms: make([]topics.HotLoopTermsWriter, len(keys))}
+	b.ctx, b.cancel = context.WithCancel(ctx)
 	for q := range b.terms {
 		b.terms[q].Reset(input, nil)
 	}
 	b.acks.metrics = m
-	go b.run(session)
 	return b
 }
 
 // run flushes the buffer when its oldest record waited flushEvery, and once more when the
-// session ends.
+// session ends; grace (endGrace) later, the records still unacknowledged fail.
 func (b *loopBuffer) run(session context.Context) {
 	t := time.NewTicker(flushEvery / 2)
 	defer t.Stop()
@@ -89,6 +96,7 @@ func (b *loopBuffer) run(session context.Context) {
 			b.closed = true
 			b.flushLocked(flushEnd)
 			b.mu.Unlock()
+			time.AfterFunc(b.grace, b.cancel)
 			return
 		case now := <-t.C:
 			b.mu.Lock()

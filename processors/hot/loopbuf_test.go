@@ -79,7 +79,9 @@ func newTestBuffer(t *testing.T) (*loopBuffer, *sent, context.CancelFunc) {
 	session, end := context.WithCancel(context.Background())
 	t.Cleanup(end)
 	s := &sent{}
-	b := newLoopBuffer(session, context.Background(), s.produce, "loop", markerKeys(testLoopPartitions), 2, newLoopMetrics())
+	b := newLoopBuffer(context.Background(), s.produce, "loop", markerKeys(testLoopPartitions), 2, newLoopMetrics())
+	b.grace = 50 * time.Millisecond
+	go b.run(session)
 	return b, s, end
 }
 
@@ -246,6 +248,13 @@ func TestLoopBufferFlushes(t *testing.T) {
 		s.ack(1, nil)
 		if offs, _ := c.get(); !slices.Equal(offs, []int64{0, 1}) {
 			t.Fatalf("committed %v, want 0 and 1", offs)
+		}
+		// The records' context ends a grace after the session: the client then fails those
+		// still unacknowledged instead of retrying them forever.
+		select {
+		case <-b.ctx.Done():
+		case <-time.After(time.Minute):
+			t.Fatal("the records' context still runs a minute after the session ended")
 		}
 	})
 }

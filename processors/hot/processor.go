@@ -368,8 +368,9 @@ func (p *processor) input(ctx goka.Context, ms int64) *inputState {
 	}
 	if session := ctx.Context(); in.session != session {
 		// The previous session's buffer, if any, flushed itself when it ended.
-		in.buf = newLoopBuffer(session, p.io.producerContext(), p.io.produceAsync, p.loop, p.markerKeys, partition, p.loopMetrics)
+		in.buf = newLoopBuffer(p.io.producerContext(), p.io.produceAsync, p.loop, p.markerKeys, partition, p.loopMetrics)
 		in.session = session
+		go in.buf.run(session)
 	}
 	return in
 }
