@@ -145,35 +145,48 @@ func decodeHotLoopTerms(b []byte) (HotLoopRecord, error) {
 	if len(b) <= hotLoopTermsHeader {
 		return HotLoopRecord{}, ErrBadHotLoopRecord
 	}
-	r := HotLoopRecord{Kind: HotLoopTerms, Partition: int32(binary.LittleEndian.Uint32(b[1:]))}
-	// One string holds every term: one allocation per record, not one per term. An entry takes
-	// at least 4 bytes (length, a byte of term, event time, offset).
+	// One string holds every term: one allocation per record, not one per term. A first pass
+	// checks the whole record and counts its terms, so that nothing is decoded from a bad one
+	// and the terms' slice is allocated once, at its size.
 	s := string(b[hotLoopTermsHeader:])
-	r.Terms = make([]HotLoopEntry, 0, len(s)/4)
-	ms, offset := int64(0), int64(-1)
-	for i := 0; i < len(s); {
-		n, k := uvarint(s[i:])
-		if k == 0 || n == 0 || n > MaxQueryBytes || uint64(len(s)-i-k) < n {
-			return HotLoopRecord{}, ErrBadHotLoopRecord
+	n := walkHotLoopTerms(s, nil)
+	if n == 0 {
+		return HotLoopRecord{}, ErrBadHotLoopRecord
+	}
+	r := HotLoopRecord{Kind: HotLoopTerms, Partition: int32(binary.LittleEndian.Uint32(b[1:])), Terms: make([]HotLoopEntry, 0, n)}
+	walkHotLoopTerms(s, func(e HotLoopEntry) { r.Terms = append(r.Terms, e) })
+	return r, nil
+}
+
+// walkHotLoopTerms calls fn (if not nil) with each term of a HotLoopTerms record's terms s and
+// returns their number, or 0 when s is not a valid list of at least one term.
+func walkHotLoopTerms(s string, fn func(HotLoopEntry)) int {
+	n, ms, offset := 0, int64(0), int64(-1)
+	for i := 0; i < len(s); n++ {
+		l, k := uvarint(s[i:])
+		if k == 0 || l == 0 || l > MaxQueryBytes || uint64(len(s)-i-k) < l {
+			return 0
 		}
 		i += k
-		term := s[i : i+int(n)]
-		i += int(n)
+		term := s[i : i+int(l)]
+		i += int(l)
 		dms, k := uvarint(s[i:])
 		if k == 0 {
-			return HotLoopRecord{}, ErrBadHotLoopRecord
+			return 0
 		}
 		i += k
 		doff, k := uvarint(s[i:])
 		if k == 0 || doff == 0 || offset+int64(doff) < offset {
-			return HotLoopRecord{}, ErrBadHotLoopRecord
+			return 0
 		}
 		i += k
 		ms += int64(dms>>1) ^ -int64(dms&1) // zigzag, as binary.Varint
 		offset += int64(doff)
-		r.Terms = append(r.Terms, HotLoopEntry{Term: term, Ms: ms, Offset: offset})
+		if fn != nil {
+			fn(HotLoopEntry{Term: term, Ms: ms, Offset: offset})
+		}
 	}
-	return r, nil
+	return n
 }
 
 // uvarint reads an unsigned varint from the start of s and returns it and its length; the length
