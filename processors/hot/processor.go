@@ -215,8 +215,8 @@ func (p *processor) route(ctx goka.Context, msg any) {
 		in.markedMs = in.maxMs
 		marker := topics.HotLoopRecord{Kind: topics.HotLoopMarker, Ms: in.maxMs, Partition: ctx.Partition()}.Encode()
 		recs := make([]*kgo.Record, len(p.markerKeys))
-		for q, k := range p.markerKeys {
-			recs[q] = &kgo.Record{Topic: p.loop, Key: []byte(k), Value: marker}
+		for part, k := range p.markerKeys {
+			recs[part] = &kgo.Record{Topic: p.loop, Key: []byte(k), Value: marker}
 		}
 		in.buf.flush(flushMarker, recs...)
 	}
@@ -274,8 +274,8 @@ func (p *processor) align(ctx goka.Context, in *inputState, ms int64) error {
 }
 
 // count applies a loop record to its partition's window: its terms are counted, a marker moves
-// its input partition's watermark and closes the windows that passed. Every Checkpoint the state is
-// stored; after a restart the records it covers are skipped.
+// its input partition's watermark and closes the windows that passed. Every Checkpoint the
+// state is stored; after a restart the records it covers are skipped.
 func (p *processor) count(ctx goka.Context, msg any) {
 	value, _ := msg.([]byte)
 	r, err := topics.DecodeHotLoopRecord(value)
@@ -349,7 +349,7 @@ func (p *processor) term(w *windowState, q int32, next int64, t topics.HotLoopEn
 		return t.Offset + 1
 	}
 	if _, end := w.win.Bounds(); !end.IsZero() && t.Ms >= end.UnixMilli()+p.shape.LookaheadMs {
-		// A copy: the term shares its memory with the rest of its loop record.
+		// Cloned: the term shares its memory with the rest of its loop record.
 		p.hold(w, q, topics.HotHeldTerm{Ms: t.Ms, Term: strings.Clone(t.Term)})
 		return t.Offset + 1
 	}
