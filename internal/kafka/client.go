@@ -31,27 +31,24 @@ type Client struct {
 // that is down fails the calls, not NewClient.
 //
 // Its producer sends as soon as it can (no linger: a caller waits for its records, or batched
-// them itself) and builds batches up to what each topic's max.message.bytes accepts (brokers
-// check a batch against it): topics.MaxCheckpointBytes, the hot group's largest checkpoint, for
-// the hot partials and checkpoints, Kafka's default (1,000,012 bytes) for every other topic.
-// Several records of a partition buffered while a request is in flight go in one batch, so
-// that bound matters: the hot loop's records are written asynchronously (Produce). The history
-// queue sends one small snapshot at a time, and Clear sends its tombstones in bounded batches
-// (clearBatchBytes). It puts a record in its key's partition like every producer of rankstream
-// (murmur2: PartitionOf; records without a key all go to one partition), or in the partition
-// it names if it was made by InPartition.
+// them itself) and takes batches up to topics.MaxCheckpointBytes, the hot group's largest
+// checkpoint. Brokers check a batch against its topic's max.message.bytes: the hot partials and
+// checkpoints accept that size; the history queue sends one small snapshot at a time, and
+// Clear sends its tombstones in bounded batches (clearBatchBytes). The hot loop's records are
+// written asynchronously (Produce), so several of a partition may wait while a request is in
+// flight and go in one batch: on the loop topic (of the brokers' default max.message.bytes) a
+// batch takes up to 1,000,012 bytes, franz-go's default. It puts a record in its key's
+// partition like every producer of rankstream (murmur2: PartitionOf; records without a key all
+// go to one partition), or in the partition it names if it was made by InPartition.
 func NewClient(cfg Config) (*Client, error) {
-	large := map[string]bool{
-		string(cfg.Names.Stream(topics.HotPartials)):    true,
-		string(cfg.Names.Stream(topics.HotCheckpoints)): true,
-	}
+	hotLoop := string(cfg.Names.Loop(topics.HotGroup))
 	cl, err := cfg.KgoClient(
 		kgo.ProducerLinger(0),
 		kgo.ProducerBatchMaxBytesFn(func(topic string) int32 {
-			if large[topic] {
-				return topics.MaxCheckpointBytes
+			if topic == hotLoop {
+				return defaultBatchBytes
 			}
-			return defaultBatchBytes
+			return topics.MaxCheckpointBytes
 		}),
 		kgo.MaxBufferedBytes(4*topics.MaxCheckpointBytes),
 		kgo.RecordPartitioner(kgo.BasicConsistentPartitioner(func(string) func(*kgo.Record, int) int {
@@ -98,8 +95,8 @@ func (c *Client) ProduceSync(ctx context.Context, recs ...*kgo.Record) error {
 	return nil
 }
 
-// defaultBatchBytes is the largest batch the Client sends to a topic of the brokers' default
-// max.message.bytes (franz-go's default, 1,000,012 bytes).
+// defaultBatchBytes is the largest batch the Client sends to the hot loop topic, of the brokers'
+// default max.message.bytes (franz-go's default, 1,000,012 bytes).
 const defaultBatchBytes = 1_000_012
 
 // Produce hands a record to the client and returns; done is called with nil once the brokers
