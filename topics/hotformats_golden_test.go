@@ -8,12 +8,14 @@ import (
 )
 
 // The bytes below were produced by processors/hot's encoders (commit 3fcb5a4, before the formats
-// moved here; the version 1 checkpoint is the version 2 one without Dropped and Held): a running
+// moved here; the version 1 checkpoint is the version 2 one without Dropped and Held) and, for
+// the terms record (kind 3), by topics.HotLoopTermsWriter when it was introduced: a running
 // cluster's loop records and checkpoints must still decode, and records must encode to exactly
-// these bytes.
+// these bytes. The single term record (kind 1) is no longer written but still read.
 const (
 	goldenTerm   = "017b82532ca2010000030000002a00000000000000"
 	goldenMarker = "02ffffffffffffffffffffffff0000000000000000"
+	goldenTerms  = "030500000004736e6f77f6899cc5c5682b0c626c61636b20667269646179c5110804736e6f77c811b607"
 	goldenCPv2   = "0240e201000000000030f7532ca2010000110000000000000060ea000000000000e803000000000000e093040000000000640000000000000002000000000000000a00000000000000070000006300000000000000030000000000000005000000000000000300000006000000000000000700000008000000000000000000000002000000a03d612ca201000004000000736e6f77f000622ca201000000000000010203fe"
 	goldenCPv1   = "0140e201000000000030f7532ca201000060ea000000000000e803000000000000e093040000000000640000000000000002000000000000000a000000000000000700000063000000000000000300000000000000050000000000000003000000060000000000000007000000080000000000000000000000010203fe"
 )
@@ -27,7 +29,8 @@ func unhex(t *testing.T, s string) []byte {
 	return b
 }
 
-// TestLoopRecordGoldenBytes: the loop topic's records keep their bytes.
+// TestLoopRecordGoldenBytes: the loop topic's records keep their bytes, the single term records
+// of older versions included.
 func TestLoopRecordGoldenBytes(t *testing.T) {
 	for _, c := range []struct {
 		golden string
@@ -35,12 +38,15 @@ func TestLoopRecordGoldenBytes(t *testing.T) {
 	}{
 		{goldenTerm, HotLoopRecord{Kind: HotLoopTerm, Ms: 1796040000123, Partition: 3, Offset: 42}},
 		{goldenMarker, HotLoopRecord{Kind: HotLoopMarker, Ms: -1, Partition: -1}},
+		{goldenTerms, HotLoopRecord{Kind: HotLoopTerms, Partition: 5, Terms: []HotLoopEntry{
+			{"snow", 1796040000123, 42}, {"black friday", 1796039999000, 50}, {"snow", 1796040000124, 1000},
+		}}},
 	} {
 		b := unhex(t, c.golden)
 		if got := c.rec.Encode(); !bytes.Equal(got, b) {
 			t.Errorf("%+v encodes to %x, want %s", c.rec, got, c.golden)
 		}
-		if got, err := DecodeHotLoopRecord(b); err != nil || got != c.rec {
+		if got, err := DecodeHotLoopRecord(b); err != nil || !reflect.DeepEqual(got, c.rec) {
 			t.Errorf("%s decodes to %+v, %v; want %+v", c.golden, got, err, c.rec)
 		}
 	}

@@ -12,10 +12,11 @@ import (
 
 // Client is a process's one long-lived franz-go client, with kadm over it, for everything
 // that is not a member of a consumer group: creating and verifying topics (EnsureTopics),
-// moving a group's offsets (ResetOffsets, PlanReset, CommitReset), emptying a table (Clear), reading offset ranges
-// (Read, EndOffset) and producing synchronously (ProduceSync: the hot group's partials and
-// checkpoints, the history queue). A process creates it once from its Config, hands it to
-// whatever needs it and closes it at shutdown, after them.
+// moving a group's offsets (ResetOffsets, PlanReset, CommitReset), emptying a table (Clear),
+// reading offset ranges (Read, EndOffset) and producing, synchronously (ProduceSync: the hot
+// group's partials and checkpoints, the history queue) or not (Produce: the hot group's loop
+// records). A process creates it once from its Config, hands it to whatever needs it and
+// closes it at shutdown, after them.
 //
 // It is not for a consumer group member (processors/history's writer, goka's sarama clients)
 // nor for a producer that needs settings of its own (the load generator): those open their
@@ -29,17 +30,26 @@ type Client struct {
 // NewClient returns the client of cfg's cluster; Close it. It connects lazily: a broker
 // that is down fails the calls, not NewClient.
 //
-// Its producer sends as soon as it can (no linger: every produce is synchronous, a caller
-// waits for it) and takes batches up to topics.MaxCheckpointBytes, the hot group's largest
+// Its producer sends as soon as it can (no linger: a caller waits for its records, or batched
+// them itself) and takes batches up to topics.MaxCheckpointBytes, the hot group's largest
 // checkpoint. Brokers check a batch against its topic's max.message.bytes: the hot partials and
 // checkpoints accept that size; the history queue sends one small snapshot at a time, and
-// Clear sends its tombstones in bounded batches (clearBatchBytes). It puts a record in its
-// key's partition like every producer of rankstream (murmur2: PartitionOf; records without a
-// key all go to one partition), or in the partition it names if it was made by InPartition.
+// Clear sends its tombstones in bounded batches (clearBatchBytes). The hot loop's records are
+// written asynchronously (Produce), so several of a partition may wait while a request is in
+// flight and go in one batch: on the loop topic (of the brokers' default max.message.bytes) a
+// batch takes up to 1,000,012 bytes, franz-go's default. It puts a record in its key's
+// partition like every producer of rankstream (murmur2: PartitionOf; records without a key all
+// go to one partition), or in the partition it names if it was made by InPartition.
 func NewClient(cfg Config) (*Client, error) {
+	hotLoop := string(cfg.Names.Loop(topics.HotGroup))
 	cl, err := cfg.KgoClient(
 		kgo.ProducerLinger(0),
-		kgo.ProducerBatchMaxBytes(topics.MaxCheckpointBytes),
+		kgo.ProducerBatchMaxBytesFn(func(topic string) int32 {
+			if topic == hotLoop {
+				return defaultBatchBytes
+			}
+			return topics.MaxCheckpointBytes
+		}),
 		kgo.MaxBufferedBytes(4*topics.MaxCheckpointBytes),
 		kgo.RecordPartitioner(kgo.BasicConsistentPartitioner(func(string) func(*kgo.Record, int) int {
 			return partition
@@ -83,6 +93,18 @@ func (c *Client) ProduceSync(ctx context.Context, recs ...*kgo.Record) error {
 		return fmt.Errorf("kafka: produce to %s: %w", recs[0].Topic, err)
 	}
 	return nil
+}
+
+// defaultBatchBytes is the largest batch the Client sends to the hot loop topic, of the brokers'
+// default max.message.bytes (franz-go's default, 1,000,012 bytes).
+const defaultBatchBytes = 1_000_012
+
+// Produce hands a record to the client and returns; done is called with nil once the brokers
+// acknowledged it, or with the error that failed it (the client retries until ctx ends). It
+// blocks only while the client holds its limit of buffered bytes. Records of one partition are
+// stored in the order they were handed over.
+func (c *Client) Produce(ctx context.Context, r *kgo.Record, done func(*kgo.Record, error)) {
+	c.cl.Produce(ctx, r, done)
 }
 
 // inPartition marks, in a record's Context, a record that goes to the partition it names.

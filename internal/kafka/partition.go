@@ -31,13 +31,15 @@ func (m *murmur2) Size() int      { return 4 }
 func (m *murmur2) BlockSize() int { return 4 }
 
 // Sum32 is murmur2 as in Kafka's Utils.murmur2 (seed 0x9747b28c).
-func (m *murmur2) Sum32() uint32 {
+func (m *murmur2) Sum32() uint32 { return murmur2Sum(m.buf) }
+
+// murmur2Sum is murmur2 of b, without allocating.
+func murmur2Sum[T string | []byte](b T) uint32 {
 	const (
 		seed uint32 = 0x9747b28c
 		mul  uint32 = 0x5bd1e995
 		r           = 24
 	)
-	b := m.buf
 	h := seed ^ uint32(len(b))
 	for ; len(b) >= 4; b = b[4:] {
 		k := uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
@@ -78,7 +80,5 @@ func producerBuilder(s *sarama.Config) goka.ProducerBuilder {
 // PartitionOf is the partition that Kafka's default partitioner, and goka as configured here,
 // give key among n partitions.
 func PartitionOf(key string, n int) int32 {
-	h := NewMurmur2()
-	h.Write([]byte(key))
-	return int32(h.Sum32()&0x7fffffff) % int32(n)
+	return int32(murmur2Sum(key)&0x7fffffff) % int32(n)
 }

@@ -32,6 +32,19 @@ var (
 	HotDropped = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "rankstream_hot_dropped_total", Help: "Search queries the hot-search windows dropped, by reason: late (their window was already emitted), early (further ahead than the lookahead), full (a window held 2^32-1 events). A restart counts the drops of the loop records it re-reads again.",
 	}, []string{"reason"})
+	HotLoopFlushes = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "rankstream_hot_loop_flushes_total", Help: "Flushes of the hot group's buffered search terms to its loop topic (one record per loop partition), by reason: size (256 KiB buffered), time (the oldest waited 50 ms), marker (a watermark marker follows), end (the partition was revoked or the processor stops).",
+	}, []string{"reason"})
+	HotLoopFlushQueries = promauto.NewHistogram(prometheus.HistogramOpts{
+		Name: "rankstream_hot_loop_flush_queries", Help: "Search terms per flush to the hot group's loop topic.",
+		Buckets: prometheus.ExponentialBuckets(1, 4, 10),
+	})
+	HotLoopRecords = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "rankstream_hot_loop_records_total", Help: "Records the hot group wrote to its loop topic (terms records and watermark markers); divided by rankstream_hot_loop_flushes_total, the records per flush.",
+	})
+	HotLoopPending = promauto.NewGauge(prometheus.GaugeOpts{
+		Name: "rankstream_hot_loop_pending_queries", Help: "Search queries the hot group routed and its loop topic has not yet acknowledged (buffered, updated every 25 ms, or written): their input offsets wait to be committed.",
+	})
 	ConsumerLag = promauto.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "rankstream_consumer_lag", Help: "Records behind the high-water mark, by consumer group and by the input partition this instance owns (topic, partition); a partition it no longer owns is dropped.",
 	}, []string{"group", "topic", "partition"})

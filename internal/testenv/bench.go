@@ -2,9 +2,12 @@ package testenv
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/lovoo/goka"
+	"github.com/lovoo/goka/codec"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -115,4 +118,40 @@ func RawProduceRate(t testing.TB, brokers []string, records []*kgo.Record) float
 	default:
 	}
 	return float64(len(records)) / time.Since(start).Seconds()
+}
+
+// GokaNoopRate is the ceiling goka itself puts on a processor of topic: a processor of group
+// (opts: configured like the real one) whose callback does nothing, timed until it consumed n
+// records, counted from its first record so that group start-up is left out; records per
+// second. It fails the test if the processor stops or takes more than 5 minutes.
+func GokaNoopRate(t testing.TB, brokers []string, group goka.Group, topic string, n int, opts ...goka.ProcessorOption) float64 {
+	t.Helper()
+	var count, first atomic.Int64
+	done := make(chan struct{})
+	graph := goka.DefineGroup(group, goka.Input(goka.Stream(topic), new(codec.Bytes), func(goka.Context, any) {
+		if count.Add(1) == 1 {
+			first.Store(time.Now().UnixNano())
+		}
+		if count.Load() == int64(n) {
+			close(done)
+		}
+	}))
+	proc, err := goka.NewProcessor(brokers, graph, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan error, 1)
+	go func() { stopped <- proc.Run(ctx) }()
+	select {
+	case <-done:
+	case err := <-stopped:
+		t.Fatalf("testenv: no-op processor stopped: %v", err)
+	case <-time.After(5 * time.Minute):
+		t.Fatalf("testenv: no-op processor consumed %d of %d records in 5 minutes", count.Load(), n)
+	}
+	rate := float64(n-1) / time.Since(time.Unix(0, first.Load())).Seconds()
+	cancel()
+	<-stopped
+	return rate
 }

@@ -10,9 +10,24 @@ import (
 )
 
 // kafkaIO writes partials and checkpoints synchronously through the process's Kafka client, so
-// that a checkpoint is stored only after every partial emitted before it, and reads a
-// partition's latest checkpoint and loop records back.
-type kafkaIO struct{ cl *kafka.Client }
+// that a checkpoint is stored only after every partial emitted before it, writes the loop
+// records asynchronously (loopBuffer), and reads a partition's latest checkpoint and loop
+// records back.
+type kafkaIO struct {
+	cl *kafka.Client
+	// ctx is the loop records' context: it outlives the goka sessions (and Run's context), so
+	// that the flush at a session's end goes out; the records of a flush that never got
+	// through fail when the client is closed.
+	ctx context.Context
+}
+
+// produceAsync hands a loop record to the client (kafka.Client.Produce).
+func (k *kafkaIO) produceAsync(ctx context.Context, r *kgo.Record, done func(*kgo.Record, error)) {
+	k.cl.Produce(ctx, r, done)
+}
+
+// producerContext is the context of the loop records.
+func (k *kafkaIO) producerContext() context.Context { return k.ctx }
 
 // produce stores records and returns once the brokers acknowledged all of them. franz-go
 // retries until ctx ends, so a broker that is down holds the partition back (and its offsets

@@ -2,6 +2,7 @@ package hot
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -27,12 +28,16 @@ func TestHeldTerms(t *testing.T) {
 	w.win.Advance(end)
 	term := func(offset int64, at time.Time) {
 		t.Helper()
-		if err := p.apply(context.Background(), w, 0, "snow", topics.HotLoopRecord{Kind: topics.HotLoopTerm, Ms: at.UnixMilli(), Offset: offset}); err != nil {
+		r := topics.HotLoopRecord{Kind: topics.HotLoopTerms, Terms: []topics.HotLoopEntry{{Term: "snow", Ms: at.UnixMilli(), Offset: offset}}}
+		if err := p.apply(context.Background(), w, 0, "", r); err != nil {
 			t.Fatal(err)
 		}
 	}
 	far := end.Add(cfg.Lookahead + time.Minute) // beyond the reach, within the wall clock
-	term(0, end.Add(-time.Minute))
+	// The first one in the single-term record of older versions (keyed by the term).
+	if err := p.apply(context.Background(), w, 0, "snow", topics.HotLoopRecord{Kind: topics.HotLoopTerm, Ms: end.Add(-time.Minute).UnixMilli()}); err != nil {
+		t.Fatal(err)
+	}
 	term(1, far)
 	term(2, far)
 	term(3, now.Add(cfg.Lookahead+time.Minute)) // from the future: dropped
@@ -54,5 +59,65 @@ func TestHeldTerms(t *testing.T) {
 	}
 	if len(w.held) != maxHeld || w.dropped != 2 {
 		t.Fatalf("%d held, %d dropped; want %d held and the next one dropped", len(w.held), w.dropped, maxHeld)
+	}
+}
+
+// TestTermsCountedOnce: a loop partition counts each input offset once whatever the records
+// that carry it: the ranges a replay or the restart after a crash flushes overlap the first
+// run's without matching its boundaries, and an older version's single-term records may come
+// before the terms records of the same offsets (an upgrade).
+func TestTermsCountedOnce(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Partitions, cfg.Log = 1, slog.New(slog.DiscardHandler)
+	p := newProcessor(cfg, nil)
+	win, err := sketch.New(sketch.WithWindow(cfg.Window), sketch.WithSlide(cfg.Slide), sketch.WithK(cfg.K), sketch.WithLookahead(cfg.Lookahead))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now().Add(-time.Hour).Truncate(cfg.Slide)
+	win.Advance(start)
+	w := &windowState{view: newView(time.Now()), win: win, seen: map[int32]int64{}, loopOffset: -1}
+	entry := func(offset int64) topics.HotLoopEntry {
+		return topics.HotLoopEntry{Term: fmt.Sprint("term ", offset%3), Ms: start.UnixMilli() - 1000 + offset, Offset: offset}
+	}
+	// The loop partition gets every second offset of input partition 5, from 0 to 38.
+	terms := func(from, to int64) topics.HotLoopRecord {
+		r := topics.HotLoopRecord{Kind: topics.HotLoopTerms, Partition: 5}
+		for o := from; o <= to; o += 2 {
+			r.Terms = append(r.Terms, entry(o))
+		}
+		return r
+	}
+	var recs []topics.HotLoopRecord
+	for o := int64(0); o <= 6; o += 2 { // an older version's records
+		e := entry(o)
+		recs = append(recs, topics.HotLoopRecord{Kind: topics.HotLoopTerm, Partition: 5, Ms: e.Ms, Offset: o})
+	}
+	recs = append(recs, terms(0, 10), terms(12, 20), // the first run after the upgrade
+		terms(4, 14), terms(16, 30), terms(32, 38), // a crash: the restart flushes from offset 4 on
+		terms(0, 38)) // a replay
+	for _, r := range recs {
+		key := ""
+		if r.Kind == topics.HotLoopTerm {
+			key = entry(r.Offset).Term
+		}
+		if err := p.apply(context.Background(), w, 0, key, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range int64(3) {
+		term := fmt.Sprint("term ", i)
+		want := uint64(0)
+		for o := int64(0); o <= 38; o += 2 {
+			if o%3 == i {
+				want++
+			}
+		}
+		if got := w.win.Count(term); got.Count != want || got.Error != 0 {
+			t.Errorf("%q counted %d (error %d), want %d", term, got.Count, got.Error, want)
+		}
+	}
+	if w.seen[5] != 39 {
+		t.Errorf("next offset of input partition 5: %d, want 39", w.seen[5])
 	}
 }

@@ -14,7 +14,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -96,7 +98,10 @@ func (c *Config) defaults() {
 // inputState is what one input partition's callbacks remember.
 type inputState struct {
 	maxMs    int64
-	markedMs int64 // watermark of the last markers sent
+	markedMs int64       // watermark of the last markers sent
+	buf      *loopBuffer // its terms on their way to the loop topic, in the current goka session
+	session  context.Context
+	win      *windowState // the state of the loop partition of the same number (align), if of session
 }
 
 // windowState is one loop partition's window.
@@ -108,6 +113,7 @@ type windowState struct {
 	dropped    uint64               // events dropped since the last window emitted
 	held       []topics.HotHeldTerm // terms beyond the sketch's reach, in arrival order (see hold)
 	loopOffset int64                // the last loop record applied (-1: none)
+	admitBelow int64                // events before it may be routed while the view stays as it is (align)
 	saved      time.Time            // when it was last checkpointed
 	session    context.Context      // the goka partition session it belongs to
 }
@@ -123,9 +129,10 @@ type processor struct {
 	shape       topics.HotShape
 	rules       rules
 	drops       *dropLog
+	loopMetrics *loopMetrics
 	in          prometheus.Counter // queries consumed (rankstream_events_in_total)
-	mu          sync.Mutex         // guards the maps below; each partition's state is used by its own goroutine only
-	inputs      map[int32]*inputState
+	inputs      []*inputState      // by input partition, each used by its partition's goroutine only
+	mu          sync.Mutex         // guards windows; each partition's state is used by its own goroutine only
 	windows     map[int32]*windowState
 }
 
@@ -138,10 +145,10 @@ func newProcessor(cfg Config, io *kafkaIO) *processor {
 		partials:    string(cfg.Names.Stream(topics.HotPartials)),
 		checkpoints: string(cfg.Names.Stream(topics.HotCheckpoints)),
 		loop:        string(cfg.Names.Loop(Group)),
-		inputs:      map[int32]*inputState{}, windows: map[int32]*windowState{},
+		inputs:      make([]*inputState, cfg.Partitions), windows: map[int32]*windowState{},
 		shape: topics.HotShape{WindowMs: cfg.Window.Milliseconds(), SlideMs: cfg.Slide.Milliseconds(),
 			LookaheadMs: cfg.Lookahead.Milliseconds(), K: int64(cfg.K)},
-		rules: newRules(cfg), drops: newDropLog(cfg.Log),
+		rules: newRules(cfg), drops: newDropLog(cfg.Log), loopMetrics: newLoopMetrics(),
 	}
 	p.markerKeys = markerKeys(cfg.Partitions)
 	return p
@@ -176,12 +183,13 @@ func markerKeys(n int) []string {
 // and checkpoints and loop records read back, through cl, the process's Kafka client, which
 // the caller closes after Run returned.
 func Run(ctx context.Context, cfg Config, cl *kafka.Client, opts ...goka.ProcessorOption) error {
-	p := newProcessor(cfg, &kafkaIO{cl: cl})
+	p := newProcessor(cfg, &kafkaIO{cl: cl, ctx: context.WithoutCancel(ctx)})
 	return kafka.RunGraph(ctx, "hot processor", cl.Config().Brokers, p.graph(), p.cfg.Log, opts...)
 }
 
-// route validates a query, sends its term to the term's partition, and, whenever the window
-// end this input partition allows moves, a watermark marker to every partition. An input
+// route validates a query, buffers its term for the term's partition (loopBuffer: the input
+// record is committed once the term is in the loop topic), and, whenever the window end this
+// input partition allows moves, sends a watermark marker to every partition. An input
 // partition that runs too far ahead of the slowest one waits first (align).
 func (p *processor) route(ctx goka.Context, msg any) {
 	p.in.Inc()
@@ -189,31 +197,36 @@ func (p *processor) route(ctx goka.Context, msg any) {
 	q, term, err := topics.DecodeSearchQuery(ctx.Key(), value, ctx.Timestamp())
 	if err != nil {
 		kafka.DeadLetter(ctx, p.dlq, value, err)
+		// Committed in order with the terms buffered before it.
+		p.input(ctx, 0).buf.add(0, "", 0, 0, ctx.DeferCommit())
 		return
 	}
 	ms := q.TS.UnixMilli()
-	in := p.input(ctx.Partition(), ms)
+	in := p.input(ctx, ms)
 	in.maxMs = max(in.maxMs, ms)
 	// A marker whenever the window end this partition allows (newest event less the lateness,
-	// rounded down to the slide) moves: the windows it closes close at once. It goes before the
-	// term: a partition's first marker then reaches every loop partition before any of its
-	// terms, and the marker closes no window the term belongs to (the term is not later than
-	// the marker's event time, and windows close a lateness behind it).
+	// rounded down to the slide) moves: the windows it closes close at once. It goes after the
+	// terms buffered before (which it would otherwise make late) and before this term: a
+	// partition's first marker then reaches every loop partition before any of its terms, and
+	// the marker closes no window the term belongs to (the term is not later than the marker's
+	// event time, and windows close a lateness behind it).
 	late := p.cfg.Lateness.Milliseconds()
 	if slide := p.shape.SlideMs; in.markedMs < 0 || (in.maxMs-late)/slide > (in.markedMs-late)/slide {
 		in.markedMs = in.maxMs
 		marker := topics.HotLoopRecord{Kind: topics.HotLoopMarker, Ms: in.maxMs, Partition: ctx.Partition()}.Encode()
-		for _, k := range p.markerKeys {
-			ctx.Loopback(k, marker)
+		recs := make([]*kgo.Record, len(p.markerKeys))
+		for part, k := range p.markerKeys {
+			recs[part] = &kgo.Record{Topic: p.loop, Key: []byte(k), Value: marker}
 		}
+		in.buf.flush(flushMarker, recs...)
 	}
-	if err := p.align(ctx, ms); err != nil && ctx.Context().Err() == nil {
+	if err := p.align(ctx, in, ms); err != nil && ctx.Context().Err() == nil {
 		ctx.Fail(err)
 	}
-	// Taken away (rebalance, shutdown) while it waited, the term goes now: its commit must not
-	// skip it, and a loop partition holds a term beyond the sketch's reach until the window
-	// gets there (windowState.held).
-	ctx.Loopback(term, topics.HotLoopRecord{Kind: topics.HotLoopTerm, Ms: ms, Partition: ctx.Partition(), Offset: ctx.Offset()}.Encode())
+	// Taken away (rebalance, shutdown) while it waited, the term goes now (the buffer, closed,
+	// flushes it at once): its commit must not skip it, and a loop partition holds a term
+	// beyond the sketch's reach until the window gets there (windowState.held).
+	in.buf.add(kafka.PartitionOf(term, p.cfg.Partitions), term, ms, ctx.Offset(), ctx.DeferCommit())
 }
 
 // align waits until an event at ms may be routed (rules.admits), judged from the view of the
@@ -222,14 +235,21 @@ func (p *processor) route(ctx goka.Context, msg any) {
 // reads them itself from Kafka (catch-up) and applies them; goka delivers them later and
 // count skips them. Every loop partition receives every input partition's markers, so the
 // view is global, across instances. It returns ctx's error when the session ends.
-func (p *processor) align(ctx goka.Context, ms int64) error {
-	q := ctx.Partition()
-	w, err := p.window(ctx.Context(), q)
-	if err != nil {
-		return err
+func (p *processor) align(ctx goka.Context, in *inputState, ms int64) error {
+	w := in.win
+	if w == nil || w.session != ctx.Context() {
+		var err error
+		if w, err = p.window(ctx.Context(), ctx.Partition()); err != nil {
+			return err
+		}
+		in.win = w
 	}
+	if ms < w.admitBelow { // the view has not changed since: the bound holds
+		return nil
+	}
+	q := ctx.Partition()
 	wait := time.Millisecond
-	for !p.rules.admits(w.view, ms, time.Now()) {
+	for now := time.Now(); !p.rules.admits(w.view, ms, now); now = time.Now() {
 		end, err := p.io.end(ctx.Context(), p.loop, q)
 		switch {
 		case err != nil:
@@ -249,12 +269,13 @@ func (p *processor) align(ctx goka.Context, ms int64) error {
 		}
 		return err
 	}
+	w.admitBelow = p.rules.admitBelow(w.view, time.Now())
 	return nil
 }
 
-// count applies a loop record to its partition's window: a term is counted, a marker moves its
-// input partition's watermark and closes the windows that passed. Every Checkpoint the state is
-// stored; after a restart the records it covers are skipped.
+// count applies a loop record to its partition's window: its terms are counted, a marker moves
+// its input partition's watermark and closes the windows that passed. Every Checkpoint the
+// state is stored; after a restart the records it covers are skipped.
 func (p *processor) count(ctx goka.Context, msg any) {
 	value, _ := msg.([]byte)
 	r, err := topics.DecodeHotLoopRecord(value)
@@ -296,21 +317,14 @@ func (p *processor) countRecord(ctx context.Context, w *windowState, q int32, of
 // apply applies one loop record to a window.
 func (p *processor) apply(ctx context.Context, w *windowState, partition int32, key string, r topics.HotLoopRecord) error {
 	switch r.Kind {
-	case topics.HotLoopTerm:
-		switch termFate(w.seen, w.endMs, r) {
-		case fateDuplicate:
-			return nil
-		case fateLate:
-			w.seen[r.Partition] = r.Offset + 1
-			p.drop(w, partition, reasonLate, 1)
-			return nil
+	case topics.HotLoopTerms:
+		next := w.seen[r.Partition]
+		for _, t := range r.Terms {
+			next = p.term(w, partition, next, t)
 		}
-		w.seen[r.Partition] = r.Offset + 1
-		if _, end := w.win.Bounds(); !end.IsZero() && r.Ms >= end.UnixMilli()+p.shape.LookaheadMs {
-			p.hold(w, partition, topics.HotHeldTerm{Ms: r.Ms, Term: key})
-			return nil
-		}
-		p.add(w, partition, key, r.Ms)
+		w.seen[r.Partition] = next
+	case topics.HotLoopTerm: // written by an older version
+		w.seen[r.Partition] = p.term(w, partition, w.seen[r.Partition], topics.HotLoopEntry{Term: key, Ms: r.Ms, Offset: r.Offset})
 	case topics.HotLoopMarker:
 		if _, end := w.win.Bounds(); end.IsZero() {
 			// The partition's first record: a marker (see route). The window starts here, so
@@ -318,20 +332,45 @@ func (p *processor) apply(ctx context.Context, w *windowState, partition int32, 
 			w.win.Advance(time.UnixMilli(r.Ms))
 		}
 		w.mark(r.Partition, r.Ms, time.Now())
+		w.admitBelow = math.MinInt64
 		return p.close(ctx, partition, w)
 	}
 	return nil
 }
 
-// input returns an input partition's state. Only that partition's goroutine uses it; the
-// lock guards the map.
-func (p *processor) input(partition int32, ms int64) *inputState {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+// term counts a term of loop partition q, or drops it, unless it is a copy: next is the next
+// input offset of its input partition not yet counted; term returns the next one after it.
+func (p *processor) term(w *windowState, q int32, next int64, t topics.HotLoopEntry) int64 {
+	switch termFate(next, w.endMs, t.Ms, t.Offset) {
+	case fateDuplicate:
+		return next
+	case fateLate:
+		p.drop(w, q, reasonLate, 1)
+		return t.Offset + 1
+	}
+	if _, end := w.win.Bounds(); !end.IsZero() && t.Ms >= end.UnixMilli()+p.shape.LookaheadMs {
+		// Cloned: the term shares its memory with the rest of its loop record.
+		p.hold(w, q, topics.HotHeldTerm{Ms: t.Ms, Term: strings.Clone(t.Term)})
+		return t.Offset + 1
+	}
+	p.add(w, q, t.Term, t.Ms)
+	return t.Offset + 1
+}
+
+// input returns the state of ctx's input partition (ms: the event time of its first query),
+// with a loop buffer of ctx's goka session. Only that partition's goroutine uses it.
+func (p *processor) input(ctx goka.Context, ms int64) *inputState {
+	partition := ctx.Partition()
 	in := p.inputs[partition]
 	if in == nil {
 		in = &inputState{maxMs: ms, markedMs: -1}
 		p.inputs[partition] = in
+	}
+	if session := ctx.Context(); in.session != session {
+		// The previous session's buffer, if any, flushed itself when it ended.
+		in.buf = newLoopBuffer(p.io.producerContext(), p.io.produceAsync, p.loop, p.markerKeys, partition, p.loopMetrics)
+		in.session = session
+		go in.buf.run(session)
 	}
 	return in
 }
@@ -372,7 +411,7 @@ func (p *processor) restore(ctx context.Context, q int32) (*windowState, error) 
 		return nil, fmt.Errorf("hot processor: %w", err)
 	}
 	now := time.Now()
-	w := &windowState{view: newView(now), win: win, seen: map[int32]int64{}, loopOffset: -1, saved: now, session: ctx}
+	w := &windowState{view: newView(now), win: win, seen: map[int32]int64{}, loopOffset: -1, admitBelow: math.MinInt64, saved: now, session: ctx}
 	rec, err := p.io.latest(ctx, p.checkpoints, q)
 	if err != nil || rec == nil || rec.Value == nil { // nil: none yet, or cleared by Replay
 		return w, err

@@ -1,9 +1,8 @@
 package hot
 
 import (
+	"math"
 	"time"
-
-	"github.com/rankstream/rankstream/topics"
 )
 
 // rules are the hot processor's decisions on event time: pure functions of what one loop
@@ -111,25 +110,32 @@ func (r rules) aheadMs() int64 { return r.lookaheadMs - r.lookaheadMs/5 }
 
 // admits tells whether an input partition may route an event at ms now (watermark
 // alignment), given the view of its own loop partition: yes when it is less than aheadMs
-// ahead of the window end the slowest input partition allows. No while an input partition not
-// heard from may still hold the windows back. An input partition that runs further ahead
-// waits: its events would land beyond the sketch's lookahead and be dropped.
+// ahead of the window end the slowest input partition allows (admitBelow). No while an input
+// partition not heard from may still hold the windows back. An input partition that runs
+// further ahead waits: its events would land beyond the sketch's lookahead and be dropped.
 //
 // An event dated aheadMs or more after now (wall clock) never waits: no input partition
 // catches up with it faster than time passes, so one query dated far ahead would hold its
 // partition for as long. It goes on, and the sketch drops it as early (counted) unless the
 // windows got within the lookahead of it.
 func (r rules) admits(v view, ms int64, now time.Time) bool {
+	return ms >= now.UnixMilli()+r.aheadMs() || ms < r.admitBelow(v, now)
+}
+
+// admitBelow is the event time before which admits lets every event through at now: aheadMs
+// past the window end the slowest input partition allows; math.MinInt64 while an input
+// partition not heard from may hold the windows back, math.MaxInt64 when none holds them
+// back. For a given view it never decreases as now passes (partitions only fall idle), so a
+// bound found once holds until the view changes (a marker).
+func (r rules) admitBelow(v view, now time.Time) int64 {
 	low, held := r.low(v, now)
 	switch {
-	case ms >= now.UnixMilli()+r.aheadMs():
-		return true
 	case held:
-		return false
+		return math.MinInt64
 	case low < 0:
-		return true // nothing holds the windows back: none closes before an input moves again
+		return math.MaxInt64 // nothing holds the windows back: none closes before an input moves again
 	}
-	return ms < r.target(low)+r.aheadMs()
+	return r.target(low) + r.aheadMs()
 }
 
 // fate is what a loop partition does with a term.
@@ -141,13 +147,16 @@ const (
 	fateLate                  // its window was already emitted: dropped and counted
 )
 
-// termFate decides a term's fate: seen is the next input offset not yet counted per input
-// partition, last the end of the last window emitted (0: none yet).
-func termFate(seen map[int32]int64, last int64, r topics.HotLoopRecord) fate {
+// termFate decides the fate of a term at event time ms and input offset: next is the next
+// offset of its input partition not yet counted, whatever the loop records that carried the
+// ones before (a replay, or the restart after a crash, flushes other ranges of the input than
+// the first run: each term is judged by its own offset), last the end of the last window
+// emitted (0: none yet).
+func termFate(next, last, ms, offset int64) fate {
 	switch {
-	case r.Offset < seen[r.Partition]:
+	case offset < next:
 		return fateDuplicate
-	case last != 0 && r.Ms < last:
+	case last != 0 && ms < last:
 		return fateLate
 	}
 	return fateCount

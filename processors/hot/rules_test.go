@@ -4,8 +4,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/rankstream/rankstream/topics"
 )
 
 // testRules: 3 input partitions, a one-minute window, 5 s slide, 2 s lateness, 50 s lookahead
@@ -123,6 +121,14 @@ func TestRulesAlignment(t *testing.T) {
 			if got := testRules.admits(c.v, c.ms, now); got != c.admits {
 				t.Errorf("admits(%d) = %v, want %v", c.ms, got, c.admits)
 			}
+			// The bound align keeps while the view does not change holds as time passes.
+			if below := testRules.admitBelow(c.v, now); c.ms < below {
+				for _, later := range []time.Duration{time.Second, time.Minute, time.Hour} {
+					if !testRules.admits(c.v, c.ms, now.Add(later)) || testRules.admitBelow(c.v, now.Add(later)) < below {
+						t.Errorf("admitted below %d at %s, not %s later", below, c.now, later)
+					}
+				}
+			}
 		})
 	}
 }
@@ -153,21 +159,20 @@ func TestViewMark(t *testing.T) {
 }
 
 func TestTermFate(t *testing.T) {
-	seen := map[int32]int64{0: 10, 1: 0}
 	for _, c := range []struct {
-		name string
-		last int64
-		r    topics.HotLoopRecord
-		want fate
+		name       string
+		next, last int64
+		ms, offset int64
+		want       fate
 	}{
-		{"new", 50_000, topics.HotLoopRecord{Ms: 60_000, Partition: 0, Offset: 10}, fateCount},
-		{"a replayed copy", 50_000, topics.HotLoopRecord{Ms: 60_000, Partition: 0, Offset: 9}, fateDuplicate},
-		{"a copy, late too: still a copy", 50_000, topics.HotLoopRecord{Ms: 1, Partition: 0, Offset: 3}, fateDuplicate},
-		{"late: its window was emitted", 50_000, topics.HotLoopRecord{Ms: 49_999, Partition: 1, Offset: 0}, fateLate},
-		{"at the last window's end: not late", 50_000, topics.HotLoopRecord{Ms: 50_000, Partition: 1, Offset: 0}, fateCount},
-		{"no window emitted yet: never late", 0, topics.HotLoopRecord{Ms: 1, Partition: 1, Offset: 5}, fateCount},
+		{"new", 10, 50_000, 60_000, 10, fateCount},
+		{"a replayed copy", 10, 50_000, 60_000, 9, fateDuplicate},
+		{"a copy, late too: still a copy", 10, 50_000, 1, 3, fateDuplicate},
+		{"late: its window was emitted", 0, 50_000, 49_999, 0, fateLate},
+		{"at the last window's end: not late", 0, 50_000, 50_000, 0, fateCount},
+		{"no window emitted yet: never late", 0, 0, 1, 5, fateCount},
 	} {
-		if got := termFate(seen, c.last, c.r); got != c.want {
+		if got := termFate(c.next, c.last, c.ms, c.offset); got != c.want {
 			t.Errorf("%s: termFate = %d, want %d", c.name, got, c.want)
 		}
 	}

@@ -33,12 +33,14 @@ import (
 // BenchmarkHotThroughput measures, on the real broker, redis-server and clickhouse-server,
 // queries per second through the whole hot-search path (search.queries → group hot → loop
 // topic → sketch windows → hot.partials → group hot-merge → topk_history and
-// hot:search:latest), beside the raw franz-go consume rate of the same topic. The queries are
-// produced first, 4 minutes of event time (48 windows to close and publish); the pipeline then
-// catches up with that backlog, timed from the hot group's first callback until its committed
-// offsets cover every query and Redis holds the snapshot of the last window the data lets
-// close; cpu-us/query is this process's CPU time over the same interval per query.
-// Run it once: -benchtime 1x.
+// hot:search:latest), beside the raw franz-go consume rate of the same topic and goka's own
+// ceiling (a processor of the same topic with an empty callback; goka-ratio is the pipeline's
+// rate over it; goka-noop-cpu-us/record its CPU per record, group start-up included, steadier
+// than its rate on a loaded machine). The queries are produced first, 4 minutes of event time (48 windows to close
+// and publish); the pipeline then catches up with that backlog, timed from the hot group's
+// first callback until its committed offsets cover every query and Redis holds the snapshot of
+// the last window the data lets close; cpu-us/query is this process's CPU time over the same
+// interval per query. Run it once: -benchtime 1x.
 func BenchmarkHotThroughput(b *testing.B) {
 	const n, span = loadgen.BenchQueries, loadgen.BenchSpan
 	p := newHotPipeline(b, hot.Config{}) // the defaults: window 1 h, slide 5 s, lateness 2 s
@@ -81,10 +83,17 @@ func BenchmarkHotThroughput(b *testing.B) {
 	}
 
 	raw := testenv.RawConsumeRate(b, p.kc.Brokers, p.topic, n)
+	noop := goka.Group(p.kc.Names.Prefix + "noop")
+	cpu0 = processCPU(b)
+	ceiling := testenv.GokaNoopRate(b, p.kc.Brokers, noop, p.topic, n, p.kc.ProcessorOptions(noop, slog.New(slog.DiscardHandler))...)
+	noopCPU := processCPU(b) - cpu0
 	b.ReportMetric(path, "queries/s")
 	b.ReportMetric(raw, "raw-consume/s")
 	b.ReportMetric(path/raw, "ratio")
+	b.ReportMetric(ceiling, "goka-noop/s")
+	b.ReportMetric(path/ceiling, "goka-ratio")
 	b.ReportMetric(float64(cpu.Nanoseconds())/1e3/n, "cpu-us/query")
+	b.ReportMetric(float64(noopCPU.Nanoseconds())/1e3/n, "goka-noop-cpu-us/record")
 }
 
 // processCPU is the CPU time (user and system) this process has used so far. Per query, it is

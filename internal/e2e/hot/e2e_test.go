@@ -241,6 +241,7 @@ func TestHotSearch(t *testing.T) {
 		if dead != 4 {
 			t.Fatalf("%d dead letters, want 4", dead)
 		}
+		waitInputCommitted(t, ctx, cl, kc)
 		stop(t, proc)
 
 		t.Run("replay", func(t *testing.T) {
@@ -257,6 +258,7 @@ func TestHotSearch(t *testing.T) {
 			})
 			sameSnapshots(t, rows, first.rows(t, ctx), queries)
 			sameLatest(t, latest, first.latest(t, ctx), queries)
+			waitInputCommitted(t, ctx, cl, kc)
 			stop(t, proc)
 		})
 
@@ -302,6 +304,7 @@ func TestHotSearch(t *testing.T) {
 				t.Fatalf("the restarted process restored no checkpoint:\n%s", restarted.Output())
 			}
 			sameLatest(t, latest, crash.latest(t, ctx), queries)
+			waitInputCommitted(t, ctx, cl, kc)
 			stop(t, restarted)
 		})
 
@@ -312,10 +315,27 @@ func TestHotSearch(t *testing.T) {
 			b := testenv.StartProcess(t, "instance-b", testenv.Rankstream(t), two.args(brokers, prefix, "--log-level", "warn")...)
 			sameSnapshots(t, rows, two.waitAll(t, ctx, lastEnd, a, b), queries)
 			sameLatest(t, latest, two.latest(t, ctx), queries)
+			waitInputCommitted(t, ctx, cl, kc)
 			stop(t, a)
 			stop(t, b)
 		})
 	})
+}
+
+// waitInputCommitted waits until the hot group's committed offsets cover every record of the
+// input (its end offsets), as they must once the process read it all: a query the group
+// counted but did not commit would be read again after the next stop.
+func waitInputCommitted(t *testing.T, ctx context.Context, cl *kgo.Client, kc kafka.Config) {
+	t.Helper()
+	topic := string(kc.Names.Stream(topics.SearchQueries))
+	var all int64
+	for _, end := range endOffsets(t, ctx, cl, topic) {
+		all += end
+	}
+	adm, group := kadm.NewClient(cl), string(kc.Names.Group(hot.Group))
+	began, at := time.Now(), testenv.Committed(adm, group, topic)
+	testenv.WaitCommitted(t, adm, group, topic, all, 2*time.Minute)
+	t.Logf("%d of %d queries committed when the last window was published; all %s later", at, all, time.Since(began).Round(time.Millisecond))
 }
 
 // replay runs `rankstream replay --group hot --to-start` (the processors stopped).

@@ -374,8 +374,15 @@ func loopTerms(t *testing.T, ctx context.Context, kc kafka.Config, n int) map[st
 	terms := map[string]bool{}
 	for len(terms) < n && ctx.Err() == nil {
 		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
-			if k := string(r.Key); strings.HasPrefix(k, "valid ") {
-				terms[k] = true
+			lr, err := topics.DecodeHotLoopRecord(r.Value)
+			if err != nil {
+				t.Errorf("loop record at %d/%d: %v", r.Partition, r.Offset, err)
+				return
+			}
+			for _, e := range lr.Terms {
+				if strings.HasPrefix(e.Term, "valid ") {
+					terms[e.Term] = true
+				}
 			}
 		})
 	}

@@ -1,9 +1,7 @@
 package stepse2e
 
 import (
-	"context"
 	"log/slog"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,7 +37,8 @@ func BenchmarkSliceThroughput(b *testing.B) {
 	raw := testenv.RawConsumeRate(b, e.kc.Brokers, topic, n)
 	b.ReportMetric(raw, "raw-consume/s")
 	b.ReportMetric(rate/raw, "ratio")
-	ceiling := gokaNoopRate(b, e, topic, n)
+	g := goka.Group(e.kc.Names.Prefix + "noop")
+	ceiling := testenv.GokaNoopRate(b, e.kc.Brokers, g, topic, n, e.kc.ProcessorOptions(g, slog.New(slog.DiscardHandler))...)
 	b.ReportMetric(ceiling, "goka-noop/s")
 }
 
@@ -76,40 +75,4 @@ func runSlice(b *testing.B, records []e2e.Record) (e *stepsRun, topic string, ra
 	costs := s.Measure(b, len(records))
 	costs.Report(b, "report")
 	return e, topic, costs.Rate
-}
-
-// gokaNoopRate is the ceiling goka itself puts on the slice: a processor of the same topic,
-// configured like the real one, whose callback does nothing; timed until it consumed n
-// records, counted from its first record so that group start-up is left out.
-func gokaNoopRate(b *testing.B, e *stepsRun, topic string, n int) float64 {
-	var count atomic.Int64
-	var first atomic.Int64
-	done := make(chan struct{})
-	g := goka.Group(e.kc.Names.Prefix + "noop")
-	graph := goka.DefineGroup(g, goka.Input(goka.Stream(topic), topics.Raw{}, func(goka.Context, any) {
-		if count.Add(1) == 1 {
-			first.Store(time.Now().UnixNano())
-		}
-		if count.Load() == int64(n) {
-			close(done)
-		}
-	}))
-	proc, err := goka.NewProcessor(e.kc.Brokers, graph, e.kc.ProcessorOptions(g, slog.New(slog.DiscardHandler))...)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan error, 1)
-	go func() { stopped <- proc.Run(ctx) }()
-	select {
-	case <-done:
-	case err := <-stopped:
-		b.Fatalf("no-op processor stopped: %v", err)
-	case <-time.After(5 * time.Minute):
-		b.Fatalf("no-op processor consumed %d of %d records in 5 minutes", count.Load(), n)
-	}
-	rate := float64(n-1) / time.Since(time.Unix(0, first.Load())).Seconds()
-	cancel()
-	<-stopped
-	return rate
 }
