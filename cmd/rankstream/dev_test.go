@@ -100,14 +100,10 @@ type page struct {
 
 func boardTotal(t *testing.T, base string) int64 {
 	t.Helper()
-	resp, err := http.Get(base + "/v1/boards/steps?limit=5")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	code, body := testenv.Get(t, base+"/v1/boards/steps?limit=5")
 	var p page
-	if err := json.NewDecoder(resp.Body).Decode(&p); err != nil {
-		t.Fatal(err)
+	if err := json.Unmarshal(body, &p); code != http.StatusOK || err != nil {
+		t.Fatalf("GET the steps board: %d %s", code, body)
 	}
 	return p.Total
 }
@@ -148,14 +144,10 @@ func TestDevServesALiveBoard(t *testing.T) {
 	// endpoint.
 	for _, path := range []string{"/v1/boards/arena?period=total&limit=5", "/v1/boards/highscore?period=d&limit=5"} {
 		testenv.WaitFor(t, time.Minute, path+" to list members", func() bool {
-			resp, err := http.Get(base + path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
+			code, body := testenv.Get(t, base+path)
 			var p page
-			if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&p) != nil {
-				t.Fatalf("GET %s: %d", path, resp.StatusCode)
+			if code != http.StatusOK || json.Unmarshal(body, &p) != nil {
+				t.Fatalf("GET %s: %d %s", path, code, body)
 			}
 			return p.Total >= 20 && len(p.Items) == 5 && p.Items[0].Rank == 1
 		})
@@ -197,19 +189,15 @@ func TestDevServesALiveBoard(t *testing.T) {
 func friendsOfU0(t *testing.T, base string) {
 	t.Helper()
 	testenv.WaitFor(t, time.Minute, "u0's friends board to hold 11 users", func() bool {
-		resp, err := http.Get(base + "/v1/friends/u0/steps?limit=1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
+		code, body := testenv.Get(t, base+"/v1/friends/u0/steps?limit=1")
 		var fb struct {
 			Total int `json:"total"`
 			Me    struct {
 				Member string `json:"member"`
 			} `json:"me"`
 		}
-		if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&fb) != nil {
-			t.Fatalf("GET friends of u0: %d", resp.StatusCode)
+		if code != http.StatusOK || json.Unmarshal(body, &fb) != nil {
+			t.Fatalf("GET friends of u0: %d %s", code, body)
 		}
 		return fb.Total == 2*5+1 && fb.Me.Member == "u0"
 	})

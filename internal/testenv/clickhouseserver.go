@@ -38,8 +38,8 @@ func StartClickHouseServer(t testing.TB) *ClickHouseServer {
 		noServer(t, "testenv: no clickhouse-server binary for a private server: "+err.Error())
 	}
 	s := &ClickHouseServer{t: t, bin: bin, dir: t.TempDir(), port: freePort(t), httpPort: freePort(t)}
-	s.proc = serverProc{t: t, name: fmt.Sprintf("clickhouse-server on port %d", s.port)}
-	t.Cleanup(func() { s.Stop(syscall.SIGKILL) })
+	s.proc = serverProc{t: t, name: fmt.Sprintf("clickhouse-server on port %d", s.port), port: s.port}
+	t.Cleanup(func() { s.Stop(syscall.SIGKILL); s.proc.release() })
 	s.writeConfig()
 	s.Start()
 	return s

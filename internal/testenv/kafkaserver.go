@@ -63,8 +63,8 @@ func StartKafkaServer(t testing.TB) *KafkaServer {
 		noServer(t, "testenv: cannot run a private Kafka broker: "+err.Error())
 	}
 	s := &KafkaServer{t: t, java: java, libs: libs, dir: t.TempDir(), port: freePort(t), ctrlPort: freePort(t)}
-	s.proc = serverProc{t: t, name: fmt.Sprintf("kafka on port %d", s.port)}
-	t.Cleanup(func() { s.Stop(syscall.SIGKILL) })
+	s.proc = serverProc{t: t, name: fmt.Sprintf("kafka on port %d", s.port), port: s.port}
+	t.Cleanup(func() { s.Stop(syscall.SIGKILL); s.proc.release() })
 	s.writeConfig()
 	id := make([]byte, 16)
 	_, _ = rand.Read(id)

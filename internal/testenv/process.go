@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -188,5 +190,30 @@ func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool)
 			t.Fatalf("timed out after %s waiting for %s", timeout, what)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Get GETs url and returns the status code and body. A 503 with Retry-After (the query API's
+// answer to a Redis read that did not finish within its deadline, or to a board that changed
+// between two reads of one answer: a loaded machine gives both) is asked again, a second
+// later, for up to 30 s; each is logged with its reason. Any other answer is returned as is.
+func Get(t testing.TB, url string) (int, []byte) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatalf("GET %s: %v", url, err)
+		}
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || time.Now().After(deadline) {
+			return resp.StatusCode, body
+		}
+		t.Logf("GET %s: 503 %s; asking again", url, bytes.TrimSpace(body))
+		time.Sleep(time.Second)
 	}
 }

@@ -38,8 +38,8 @@ func StartRedisServer(t testing.TB) *RedisServer {
 	}
 	port := freePort(t)
 	s := &RedisServer{t: t, bin: bin, dir: t.TempDir(), port: port,
-		proc: serverProc{t: t, name: fmt.Sprintf("redis-server on port %d", port)}}
-	t.Cleanup(func() { s.Kill() })
+		proc: serverProc{t: t, name: fmt.Sprintf("redis-server on port %d", port), port: port}}
+	t.Cleanup(func() { s.Kill(); s.proc.release() })
 	s.Start()
 	return s
 }

@@ -2,17 +2,20 @@ package testenv_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"go/parser"
 	"go/token"
 	"io/fs"
 	"maps"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -276,6 +279,11 @@ func TestRedisServerKillKeepsAcknowledgedWrites(t *testing.T) {
 	s.Kill()
 	if err := c.Ping(ctx).Err(); err == nil {
 		t.Fatal("a killed server answered PING")
+	}
+	// While it is down, its port is held by a socket that does not listen: a connection is
+	// refused, as by a server that is down, and Start binds the port again.
+	if _, err := net.DialTimeout("tcp", s.Addr(), time.Second); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("dialling a killed server: %v, want connection refused", err)
 	}
 	s.Start()
 	if got, err := c.Get(ctx, "k").Result(); err != nil || got != "v" {

@@ -395,20 +395,16 @@ type checker struct {
 	base string
 }
 
+// get GETs path into v (a 503 with Retry-After is asked again: testenv.Get).
 func (c *checker) get(path string, v any) int {
 	c.t.Helper()
-	resp, err := http.Get(c.base + path)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode == http.StatusOK {
+	code, body := testenv.Get(c.t, c.base+path)
+	if code == http.StatusOK {
 		if err := json.Unmarshal(body, v); err != nil {
 			c.t.Fatalf("GET %s: %v: %s", path, err, body)
 		}
 	}
-	return resp.StatusCode
+	return code
 }
 
 func query(k e2e.ScoreKey) string {
