@@ -39,8 +39,9 @@ type stepWire struct {
 // DecodeStepReport decodes and validates one steps.reported record. recordTime is the Kafka
 // record's timestamp: retention and skew are measured against it, not the wall clock, so a
 // replay decides the same. It returns the report and its zone, or an error wrapping
-// ErrInvalid that says why.
-func DecodeStepReport(key string, value []byte, recordTime time.Time, rules StepRules) (*StepReport, *time.Location, error) {
+// ErrInvalid that says why. The report is returned by value: the steps processor calls this
+// for every record, and a pointer would cost an allocation each time.
+func DecodeStepReport(key string, value []byte, recordTime time.Time, rules StepRules) (StepReport, *time.Location, error) {
 	return decodeStepReport(key, value, recordTime, rules, true)
 }
 
@@ -48,61 +49,61 @@ func DecodeStepReport(key string, value []byte, recordTime time.Time, rules Step
 // the common shape of a report in a fraction of the JSON decoder's time and leaves anything
 // else to the decoder, so that both ways give the same reports and the same reasons
 // (FuzzStepReportScanMatchesDecoder).
-func decodeStepReport(key string, value []byte, recordTime time.Time, rules StepRules, scan bool) (*StepReport, *time.Location, error) {
+func decodeStepReport(key string, value []byte, recordTime time.Time, rules StepRules, scan bool) (StepReport, *time.Location, error) {
 	if err := checkValueBytes(value); err != nil {
-		return nil, nil, err
+		return StepReport{}, nil, err
 	}
 	var w stepWire
 	flat := scan && scanStepWire(value, &w) // a flat object is never too deep
 	if !flat {
 		if err := checkDepth(value); err != nil {
-			return nil, nil, err
+			return StepReport{}, nil, err
 		}
 	}
 	if err := checkKey(key); err != nil {
-		return nil, nil, err
+		return StepReport{}, nil, err
 	}
 	if !flat {
 		var jw stepWire // on the heap (the decoder keeps a pointer), so only on this path
 		if err := json.Unmarshal(value, &jw); err != nil {
-			return nil, nil, invalid("json: %v", err)
+			return StepReport{}, nil, invalid("json: %v", err)
 		}
 		w = jw
 	}
 	if err := checkID("request_id", w.RequestID); err != nil {
-		return nil, nil, err
+		return StepReport{}, nil, err
 	}
 	if err := checkID("user_id", w.UserID); err != nil {
-		return nil, nil, err
+		return StepReport{}, nil, err
 	}
 	if key != w.UserID {
-		return nil, nil, invalid("key %q does not match user_id %q", key, w.UserID)
+		return StepReport{}, nil, invalid("key %q does not match user_id %q", key, w.UserID)
 	}
 	if w.DeviceID != "" {
 		if err := checkToken("device_id", w.DeviceID, MaxIDBytes); err != nil {
-			return nil, nil, err
+			return StepReport{}, nil, err
 		}
 	}
 	if w.Region != "" {
 		if err := checkToken("region", w.Region, MaxRegionBytes); err != nil {
-			return nil, nil, err
+			return StepReport{}, nil, err
 		}
 	}
 	steps, err := count("steps", w.Steps, rules.MaxSteps)
 	if err != nil {
-		return nil, nil, err
+		return StepReport{}, nil, err
 	}
 	if w.TS.IsZero() {
-		return nil, nil, invalid("ts: missing")
+		return StepReport{}, nil, invalid("ts: missing")
 	}
 	loc, err := LoadZone(w.TZ)
 	if err != nil {
-		return nil, nil, err
+		return StepReport{}, nil, err
 	}
 	if err := checkTime(w.TS.Time, recordTime, rules.Retention, rules.FutureSkew); err != nil {
-		return nil, nil, err
+		return StepReport{}, nil, err
 	}
-	return &StepReport{RequestID: w.RequestID, UserID: w.UserID, DeviceID: w.DeviceID, Steps: steps,
+	return StepReport{RequestID: w.RequestID, UserID: w.UserID, DeviceID: w.DeviceID, Steps: steps,
 		TS: w.TS, TZ: w.TZ, Region: w.Region}, loc, nil
 }
 

@@ -91,7 +91,7 @@ func TestDecodeStepReport(t *testing.T) {
 			}
 			r, loc, err := DecodeStepReport(tt.key, value, rec, DefaultStepRules)
 			if tt.reason == "" {
-				if err != nil || r == nil || loc == nil {
+				if err != nil || r.UserID == "" || loc == nil {
 					t.Fatalf("rejected: %v", err)
 				}
 				return
