@@ -72,7 +72,7 @@ type benchContext struct {
 
 type gokaContext = goka.Context
 
-var benchCodec = topics.Binary[State, *State]{}
+var benchCodec = stateCodec{}
 
 func (c *benchContext) Key() string          { return c.key }
 func (c *benchContext) Partition() int32     { return c.partition }
