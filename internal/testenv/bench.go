@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"syscall"
 	"testing"
 	"time"
 
@@ -115,4 +116,15 @@ func RawProduceRate(t testing.TB, brokers []string, records []*kgo.Record) float
 	default:
 	}
 	return float64(len(records)) / time.Since(start).Seconds()
+}
+
+// ProcessCPU is the CPU time (user and system, the garbage collector's included) this process
+// has used so far: per operation of a benchmark, a steadier figure than the elapsed time on a
+// machine shared with other work.
+func ProcessCPU(t testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

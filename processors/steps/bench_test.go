@@ -3,7 +3,6 @@ package steps
 import (
 	"io"
 	"log/slog"
-	"syscall"
 	"testing"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/rankstream/rankstream/internal/board"
 	"github.com/rankstream/rankstream/internal/loadgen"
+	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -36,24 +36,14 @@ func BenchmarkProcess(b *testing.B) {
 	var ctx benchContext
 	b.ReportAllocs()
 	i := 0
-	cpu := processCPU(b)
+	cpu := testenv.ProcessCPU(b)
 	for b.Loop() {
 		r := records[i%n]
 		ctx = benchContext{key: r.Key, partition: int32(len(r.Key) % 8), ts: now, table: table}
 		p.process(&ctx, r.Value)
 		i++
 	}
-	b.ReportMetric(float64(processCPU(b)-cpu)/float64(b.N), "cpu-ns/op")
-}
-
-// processCPU is the CPU time of this process so far (user and system, the garbage
-// collector's included): on a loaded machine a steadier figure than the elapsed time.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64(testenv.ProcessCPU(b)-cpu)/float64(b.N), "cpu-ns/op")
 }
 
 type ackSink struct{}
