@@ -111,15 +111,15 @@ func NewStepsWriter(rdb goredis.UniversalClient, opts StepsOptions) *StepsWriter
 func (w *StepsWriter) Submit(u *board.StepUpdate, done func(error)) { w.q.submit(u, done) }
 
 // addStep coalesces u into the pending user-days.
-func addStep(days map[userDay]*pendingDay, u *board.StepUpdate) {
+func addStep(b *asyncBatch[userDay, pendingDay], u *board.StepUpdate) {
 	if u == nil {
 		return
 	}
 	k := userDay{u.User, u.Day}
-	p, ok := days[k]
+	p, ok := b.items[k]
 	if !ok {
-		p = &pendingDay{}
-		days[k] = p
+		p = b.alloc()
+		b.items[k] = p
 	}
 	for _, r := range u.Left {
 		if !slices.Contains(p.left, r) {
