@@ -132,14 +132,14 @@ func (p *processor) process(ctx goka.Context, msg any) {
 		ctx.SetValue(s) // encoded at once: s is not kept
 	}
 	// A valid record hands its day's whole effect (value, region and the regions left) to the
-	// sink, improved or not, unless this processor handed that very effect since it took the
-	// partition (sent): after a crash or a rebalance the table may already hold a change whose
+	// sink, improved or not, unless it left the effect as this processor handed it since it
+	// took the partition (sent): after a crash or a rebalance the table may already hold a change whose
 	// store write never happened, and the first record of the day must still write it. The
 	// user is the record's key (equal to r.UserID, which shares its memory with the whole
 	// value).
 	u := res.Day.Update(ctx.Key())
 	release(s) // u.Left is a list decode made for s alone, never reused
-	if !p.sent.fresh(ctx.Partition(), u) {
+	if !p.sent.fresh(ctx.Partition(), u.User, u.Day, res.Outcome == Improved) {
 		p.skipped.Inc()
 		p.Sink.Submit(nil, done) // acknowledged once everything handed before it is stored
 		return
