@@ -95,11 +95,13 @@ FUZZ_EXECS ?= 500000x
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzUnmarshalBinary$$' -fuzztime $(FUZZ_EXECS) ./sketch/
 	$(GO) test -run '^$$' -fuzz '^FuzzStateUnmarshalBinary$$' -fuzztime $(FUZZ_EXECS) ./processors/steps/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeReusesRoom$$' -fuzztime $(FUZZ_EXECS) ./processors/steps/
 	$(GO) test -run '^$$' -fuzz '^FuzzStateUnmarshalBinary$$' -fuzztime $(FUZZ_EXECS) ./processors/scores/
 	$(GO) test -run '^$$' -fuzz '^FuzzStateUnmarshalBinary$$' -fuzztime $(FUZZ_EXECS) ./processors/friends/
 	$(GO) test -run '^$$' -fuzz '^FuzzStepReportJSONMatchesStdlib$$' -fuzztime $(FUZZ_EXECS) ./topics/
 	$(GO) test -run '^$$' -fuzz '^FuzzNormalize$$' -fuzztime $(FUZZ_EXECS) ./topics/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeStepReport$$' -fuzztime $(FUZZ_EXECS) ./topics/
+	$(GO) test -run '^$$' -fuzz '^FuzzStepReportScanMatchesDecoder$$' -fuzztime $(FUZZ_EXECS) ./topics/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeSearchQuery$$' -fuzztime $(FUZZ_EXECS) ./topics/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeScoreOp$$' -fuzztime $(FUZZ_EXECS) ./topics/
 	$(GO) test -run '^$$' -fuzz '^FuzzDeadLetter$$' -fuzztime $(FUZZ_EXECS) ./topics/

@@ -5,13 +5,22 @@ import (
 	"time"
 )
 
+// BenchmarkDecodeStepReport: a report of loadgen's shape through DecodeStepReport (scan) and
+// through the JSON decoder alone (json, the path of any other shape).
 func BenchmarkDecodeStepReport(b *testing.B) {
 	v := []byte(`{"request_id":"r1-2f3k","user_id":"u123456","device_id":"d-u123456","steps":12345,"ts":1796040000000,"tz":"Asia/Shanghai","region":"cn-east"}`)
 	rec := time.UnixMilli(1796040000000)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, _, err := DecodeStepReport("u123456", v, rec, DefaultStepRules); err != nil {
-			b.Fatal(err)
-		}
+	for _, bb := range []struct {
+		name string
+		scan bool
+	}{{"scan", true}, {"json", false}} {
+		b.Run(bb.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := decodeStepReport("u123456", v, rec, DefaultStepRules, bb.scan); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package topics
 import (
 	stdjson "encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -90,7 +91,7 @@ func TestDecodeStepReport(t *testing.T) {
 			}
 			r, loc, err := DecodeStepReport(tt.key, value, rec, DefaultStepRules)
 			if tt.reason == "" {
-				if err != nil || r == nil || loc == nil {
+				if err != nil || r.UserID == "" || loc == nil {
 					t.Fatalf("rejected: %v", err)
 				}
 				return
@@ -160,6 +161,45 @@ func FuzzStepReportJSONMatchesStdlib(f *testing.F) {
 			t.Fatalf("fast %+v, encoding/json %+v, on %q", fast, std, data)
 		}
 	})
+}
+
+// FuzzStepReportScanMatchesDecoder: DecodeStepReport (scanStepWire first) and the JSON
+// decoder alone give every record the same report and zone, or the same reason.
+func FuzzStepReportScanMatchesDecoder(f *testing.F) {
+	good := `{"request_id":"r1","user_id":"u1","device_id":"d1","steps":1234,"ts":"2026-11-30T19:59:00+08:00","tz":"Asia/Shanghai","region":"cn-east"}`
+	for _, v := range []string{good,
+		`{"request_id":"r7-1a","user_id":"u1","device_id":"d-u1","steps":12345,"ts":1796040000000,"tz":"Asia/Shanghai","region":"cn-east"}`,
+		" {\"request_id\" :\t\"r1\",\n\"user_id\":\"u1\" , \"steps\":0,\"ts\":-0,\"tz\":\"UTC\"}\r\n",
+		`{}`, `{"steps":-5}`, `{"steps":01}`, `{"steps":1.5}`, `{"steps":1e3}`, `{"steps":"1"}`, `{"steps":null}`,
+		`{"ts":9223372036854775808}`, `{"ts":"2026-11-30T19:59:00"}`, `{"ts":"0001-01-01T00:00:00Z"}`, `{"ts":null}`,
+		`{"user_id":"u1","user_id":"u2"}`, `{"User_ID":"u1"}`, `{"user_id":"u\u0031"}`, `{"x":1}`, `{"region":"a"}x`,
+		`{"region":"a",}`, `{"region" "a"}`, "{\"region\":\"a\x01\"}", "{\"region\":\"\u00e9\u2028\x7f\"}",
+	} {
+		f.Add("u1", []byte(v), int64(1796040000000))
+	}
+	f.Fuzz(func(t *testing.T, key string, value []byte, recordMs int64) {
+		rec := time.UnixMilli(recordMs)
+		r1, loc1, err1 := decodeStepReport(key, value, rec, DefaultStepRules, true)
+		r2, loc2, err2 := decodeStepReport(key, value, rec, DefaultStepRules, false)
+		if fmt.Sprint(err1) != fmt.Sprint(err2) || !reflect.DeepEqual(r1, r2) || loc1 != loc2 {
+			t.Fatalf("on %q (key %q): with the scan %+v %v %v, without %+v %v %v", value, key, r1, loc1, err1, r2, loc2, err2)
+		}
+	})
+}
+
+// TestScanStepWireTakesTheCommonShapes: the reports producers send (loadgen's, the contract's
+// examples, with white space) decode without the JSON decoder.
+func TestScanStepWireTakesTheCommonShapes(t *testing.T) {
+	for _, v := range []string{
+		`{"request_id":"r7-1a","user_id":"u1","device_id":"d-u1","steps":12345,"ts":1796040000000,"tz":"Asia/Shanghai","region":"cn-east"}`,
+		`{"request_id":"r1","user_id":"u1","steps":0,"ts":"2026-11-30T19:59:00.123+08:00","tz":"UTC"}`,
+		"{ \"request_id\": \"r1\",\n  \"user_id\": \"用户\",\n  \"steps\": 7,\n  \"ts\": \"2026-11-30T19:59:00Z\",\n  \"tz\": \"UTC\"\n}\n",
+	} {
+		var w stepWire
+		if !scanStepWire([]byte(v), &w) {
+			t.Errorf("scanStepWire gave up on %s", v)
+		}
+	}
 }
 
 // requireInvalid fails unless err is an InvalidError whose reason contains reason.

@@ -113,6 +113,15 @@ func checkKey(key string) error {
 // decoders replace invalid bytes by U+FFFD silently, so that "r\xff1" and "r\xfe1" would be
 // one id).
 func checkValue(value []byte) error {
+	if err := checkValueBytes(value); err != nil {
+		return err
+	}
+	return checkDepth(value)
+}
+
+// checkValueBytes is checkValue without the nesting depth: a decoder that has seen the value
+// is one flat object checks less.
+func checkValueBytes(value []byte) error {
 	switch {
 	case value == nil:
 		return invalid("value: null (a tombstone)")
@@ -120,7 +129,13 @@ func checkValue(value []byte) error {
 		return invalid("value: %d bytes, over the limit of %d", len(value), MaxValueBytes)
 	case !utf8.Valid(value):
 		return invalid("value: not valid UTF-8")
-	case !shallow(value, MaxJSONDepth):
+	}
+	return nil
+}
+
+// checkDepth rejects JSON nested deeper than MaxJSONDepth.
+func checkDepth(value []byte) error {
+	if !shallow(value, MaxJSONDepth) {
 		return invalid("value: JSON nested deeper than %d", MaxJSONDepth)
 	}
 	return nil

@@ -3,6 +3,7 @@ package testenv
 import (
 	"context"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -154,4 +155,15 @@ func GokaNoopRate(t testing.TB, brokers []string, group goka.Group, topic string
 	cancel()
 	<-stopped
 	return rate
+}
+
+// ProcessCPU is the CPU time (user and system, the garbage collector's included) this process
+// has used so far: per operation of a benchmark, a steadier figure than the elapsed time on a
+// machine shared with other work.
+func ProcessCPU(t testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -217,3 +217,21 @@ func Get(t testing.TB, url string) (int, []byte) {
 		time.Sleep(time.Second)
 	}
 }
+
+// PeakRSS is the process's peak resident memory so far in bytes (VmHWM in /proc).
+func (p *Process) PeakRSS() (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, fmt.Errorf("testenv: peak RSS of %s: %w", p.Name, err)
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("testenv: peak RSS of %s: VmHWM %q", p.Name, v)
+			}
+			return kb << 10, nil
+		}
+	}
+	return 0, fmt.Errorf("testenv: peak RSS of %s: no VmHWM", p.Name)
+}

@@ -2,6 +2,11 @@ package testenv
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,9 +20,12 @@ import (
 // Slice is what a slice benchmark measures: a `rankstream process` (Process) whose group
 // (Group) reads Topic and writes to Redis (Redis, the database the process writes: INFO is
 // server-wide), and how the records lo to hi (excluded) of the benchmark's input reach Topic
-// (Produce: they are acknowledged when it returns).
+// (Produce: they are acknowledged when it returns). HTTP, when not empty, is the process's
+// --http address: with RANKSTREAM_SLICE_PROFILE=<folder> set, Measure saves a CPU profile of the
+// timed part and a heap profile at its end there (<group>.cpu.pprof, <group>.heap.pprof).
 type Slice struct {
 	Process *Process
+	HTTP    string
 	Redis   *goredis.Client
 	Admin   *kadm.Client
 	Group   string
@@ -33,6 +41,8 @@ type SliceCosts struct {
 	// RedisWrites those of them that write (redis-server's own "write" flag: SET, ZADD,
 	// EXPIRE, ... but not the GETs of a script or the EVALSHA calls themselves).
 	CPUMicros, RedisCPUMicros, RedisCommands, RedisWrites float64
+	// PeakRSSMiB is the process's peak resident memory so far (VmHWM).
+	PeakRSSMiB float64
 }
 
 // Measure produces the input's record 0 and waits until the group committed it (start-up left out),
@@ -46,17 +56,65 @@ func (s Slice) Measure(b *testing.B, n int) SliceCosts {
 	cpu0, rcpu0, rcmd0, rw0 := s.cpu(b), RedisCPU(b, s.Redis), redisCommands(b, s.Redis), redisWrites(b, s.Redis)
 	b.ResetTimer()
 	start := time.Now()
+	stopProfile := s.profile(b)
 	s.Produce(1, n)
 	WaitCommitted(b, s.Admin, s.Group, s.Topic, int64(n), 10*time.Minute)
 	elapsed := time.Since(start)
 	b.StopTimer()
 	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(n-1) }
-	return SliceCosts{
+	c := SliceCosts{
 		Rate:           float64(n-1) / elapsed.Seconds(),
 		CPUMicros:      per(s.cpu(b) - cpu0),
 		RedisCPUMicros: per(RedisCPU(b, s.Redis) - rcpu0),
 		RedisCommands:  float64(redisCommands(b, s.Redis)-rcmd0) / float64(n-1),
 		RedisWrites:    float64(redisWrites(b, s.Redis)-rw0) / float64(n-1),
+	}
+	stopProfile()
+	peak, err := s.Process.PeakRSS()
+	if err != nil {
+		b.Fatal(err)
+	}
+	c.PeakRSSMiB = float64(peak) / (1 << 20)
+	return c
+}
+
+// profile starts a CPU profile of the process when RANKSTREAM_SLICE_PROFILE names a folder
+// and the process's HTTP address is known: 15 s from 1 s into the timed part (a run of 1M
+// records at full speed ends within it; the idle rest adds few samples). The returned function waits for it and saves it with a heap
+// profile taken then. The profiles tell where the time and memory go; the figures come from
+// /proc and INFO.
+func (s Slice) profile(b *testing.B) (wait func()) {
+	dir := os.Getenv("RANKSTREAM_SLICE_PROFILE")
+	if dir == "" || s.HTTP == "" {
+		return func() {}
+	}
+	save := func(name, query string) {
+		resp, err := http.Get("http://" + s.HTTP + "/debug/pprof/" + query)
+		if err != nil {
+			b.Errorf("testenv: profile %s: %v", name, err)
+			return
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("%s: %s", resp.Status, body)
+		}
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, s.Group+"."+name+".pprof"), body, 0o644)
+		}
+		if err != nil {
+			b.Errorf("testenv: profile %s: %v", name, err)
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(time.Second)
+		save("cpu", "profile?seconds=15")
+	}()
+	return func() {
+		<-done
+		save("heap", "heap")
 	}
 }
 
@@ -68,6 +126,7 @@ func (c SliceCosts) Report(b *testing.B, unit string) {
 	b.ReportMetric(c.RedisCPUMicros, "redis-cpu-µs/"+unit)
 	b.ReportMetric(c.RedisCommands, "redis-cmds/"+unit)
 	b.ReportMetric(c.RedisWrites, "redis-writes/"+unit)
+	b.ReportMetric(c.PeakRSSMiB, "peak-RSS-MiB")
 }
 
 func (s Slice) cpu(b *testing.B) time.Duration {

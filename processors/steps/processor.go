@@ -11,8 +11,10 @@ package steps
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
@@ -75,7 +77,7 @@ func (p *processor) graph() *goka.GroupGraph {
 	cfg := p.Config
 	return goka.DefineGroup(cfg.Names.Group(Group),
 		goka.Input(cfg.Names.Stream(topics.StepsReported), topics.Raw{}, p.process),
-		goka.Persist(topics.Binary[State, *State]{}),
+		goka.Persist(stateCodec{}),
 		goka.Output(p.dlq, topics.Raw{}),
 		goka.Output(p.quarant, topics.Raw{}),
 	)
@@ -114,6 +116,7 @@ func (p *processor) process(ctx goka.Context, msg any) {
 	}
 	res, err := s.ApplyWithin(rep, oldest, p.Limits, dayStart)
 	if err != nil {
+		release(s)
 		if errors.Is(err, ErrTooFast) {
 			kafka.Quarantine(ctx, p.quarant, value, ErrTooFast.Error(), err)
 		} else {
@@ -126,14 +129,17 @@ func (p *processor) process(ctx goka.Context, msg any) {
 	// Write back whatever changed, a stale report's request id included: a request id merged
 	// once must change nothing afterwards, whatever its outcome was.
 	if res.Changed {
-		ctx.SetValue(s)
+		ctx.SetValue(s) // encoded at once: s is not kept
 	}
 	// A valid record hands its day's whole effect (value, region and the regions left) to the
-	// sink, improved or not, unless this processor handed that very effect since it took the
-	// partition (sent): after a crash or a rebalance the table may already hold a change whose
-	// store write never happened, and the first record of the day must still write it.
-	u := res.Day.Update(r.UserID)
-	if !p.sent.fresh(ctx.Partition(), u) {
+	// sink, improved or not, unless it left the effect as this processor handed it since it
+	// took the partition (sent): after a crash or a rebalance the table may already hold a change whose
+	// store write never happened, and the first record of the day must still write it. The
+	// user is the record's key (equal to r.UserID, which shares its memory with the whole
+	// value).
+	u := res.Day.Update(ctx.Key())
+	release(s) // u.Left is a list decode made for s alone, never reused
+	if !p.sent.fresh(ctx.Partition(), u.User, u.Day, res.Outcome == Improved) {
 		p.skipped.Inc()
 		p.Sink.Submit(nil, done) // acknowledged once everything handed before it is stored
 		return
@@ -142,10 +148,36 @@ func (p *processor) process(ctx goka.Context, msg any) {
 	p.Sink.Submit(u, done)
 }
 
-// state returns the user's table value, or a new one.
+// state returns the user's table value, or a new one; release it once the callback is done
+// with it.
 func state(ctx goka.Context) *State {
 	if s, ok := ctx.Value().(*State); ok {
 		return s
 	}
-	return new(State)
+	return statePool.Get().(*State)
+}
+
+// statePool recycles the States the callback decodes the table's values into, with the room
+// of their days and request lists: a record then decodes its user's state without allocating.
+var statePool = sync.Pool{New: func() any { return new(State) }}
+
+// release gives s back to statePool. Nothing may use s, or slices of it, afterwards.
+func release(s *State) {
+	s.Days = s.Days[:0]
+	statePool.Put(s)
+}
+
+// stateCodec is the table's codec: topics.Binary's, except that Decode takes its State from
+// statePool (whatever decodes a value either releases it or leaves it to the collector).
+type stateCodec struct{ topics.Binary[State, *State] }
+
+// Decode decodes data into a State of statePool.
+func (stateCodec) Decode(data []byte) (any, error) {
+	s := statePool.Get().(*State)
+	days, err := decodeDays(data, s.Days[:0])
+	if err != nil {
+		return nil, fmt.Errorf("steps state codec: %w", err)
+	}
+	s.Days = days
+	return s, nil
 }

@@ -1,7 +1,6 @@
 package steps
 
 import (
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -13,13 +12,16 @@ import (
 // costs writes, never correctness.
 const maxSentPerPartition = 1 << 17
 
-// sent remembers, per partition, the last update of each user-day handed to the sink since
-// this processor took the partition. A record whose day equals what was handed already needs
-// no write: the sink acknowledges an update only once it and everything handed before it are
-// stored (a failed write stops the processor with its memory), so the value is in the store
-// or on its way there. After a rebalance (every partition may have been someone else's
-// meanwhile) or a restart the memory is empty, so the first record of each user-day re-sends
-// its whole effect, which is what makes a redelivered record exact after a crash.
+// sent remembers, per partition, the user-days whose effect was handed to the sink since this
+// processor took the partition. Every record that changes a day's effect (Outcome Improved:
+// its steps, reach time, region or regions left) hands it, and so does the first record of a
+// user-day since the partition was taken; so for a remembered user-day the effect in the table
+// is the one handed last, and a record that leaves it unchanged needs no write: the sink
+// acknowledges an update only once it and everything handed before it are stored (a failed
+// write stops the processor with its memory), so the value is in the store or on its way
+// there. After a rebalance (every partition may have been someone else's meanwhile) or a
+// restart the memory is empty, so the first record of each user-day re-sends its whole
+// effect, which is what makes a redelivered record exact after a crash.
 type sent struct {
 	gen   atomic.Uint64 // the partition assignment; a rebalance increments it
 	parts sync.Map      // int32 → *partitionSent, each used by its partition's goroutine only
@@ -27,7 +29,7 @@ type sent struct {
 
 type partitionSent struct {
 	gen  uint64
-	days map[sentKey]sentDay
+	days map[sentKey]struct{}
 }
 
 type sentKey struct {
@@ -35,31 +37,26 @@ type sentKey struct {
 	day  board.Day
 }
 
-type sentDay struct {
-	steps, reachedMs int64
-	region           string
-	left             []string
-}
-
 // rebalanced forgets every partition's memory: goka calls it before the partitions of a new
 // assignment start, while no callback runs.
 func (s *sent) rebalanced() { s.gen.Add(1) }
 
-// fresh tells whether u differs from the last update of its user-day handed to the sink from
-// partition since the last rebalance, and if so remembers u as handed.
-func (s *sent) fresh(partition int32, u *board.StepUpdate) bool {
+// fresh tells whether a record of user's day from partition must hand the day's effect to
+// the sink: when it changed the effect (changed) or when the user-day was not handed since
+// the last rebalance. It remembers the user-day as handed.
+func (s *sent) fresh(partition int32, user string, day board.Day, changed bool) bool {
 	v, ok := s.parts.Load(partition)
 	if !ok {
 		v, _ = s.parts.LoadOrStore(partition, &partitionSent{})
 	}
 	p := v.(*partitionSent)
 	if gen := s.gen.Load(); p.gen != gen || p.days == nil || len(p.days) >= maxSentPerPartition {
-		p.gen, p.days = gen, make(map[sentKey]sentDay)
+		p.gen, p.days = gen, make(map[sentKey]struct{})
 	}
-	k := sentKey{u.User, u.Day}
-	if d, ok := p.days[k]; ok && d.steps == u.Steps && d.reachedMs == u.ReachedMs && d.region == u.Region && slices.Equal(d.left, u.Left) {
-		return false
+	k := sentKey{user, day}
+	_, handed := p.days[k]
+	if !handed {
+		p.days[k] = struct{}{}
 	}
-	p.days[k] = sentDay{steps: u.Steps, reachedMs: u.ReachedMs, region: u.Region, left: slices.Clone(u.Left)}
-	return true
+	return changed || !handed
 }

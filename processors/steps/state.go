@@ -4,7 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/rankstream/rankstream/internal/board"
@@ -238,7 +240,7 @@ const (
 // region (with its steps and reach time when not empty), the regions left and the request
 // hashes, as varints (hashes fixed 8 bytes).
 func (s *State) MarshalBinary() ([]byte, error) {
-	b := make([]byte, 0, 16+len(s.Days)*32)
+	b := make([]byte, 0, s.size())
 	b = append(b, stateVersion)
 	b = binary.AppendUvarint(b, uint64(len(s.Days)))
 	for _, d := range s.Days {
@@ -262,25 +264,66 @@ func (s *State) MarshalBinary() ([]byte, error) {
 	return b, nil
 }
 
+// size is the length of the encoding, so that MarshalBinary allocates once and the table
+// keeps no spare room.
+func (s *State) size() int {
+	n := 1 + uvarintLen(uint64(len(s.Days)))
+	for _, d := range s.Days {
+		n += uvarintLen(uint64(d.Day)) + varintLen(d.Steps) + varintLen(d.ReachedMs) + uvarintLen(uint64(len(d.Region))) + len(d.Region)
+		if d.Region != "" {
+			n += varintLen(d.RegionSteps) + varintLen(d.RegionReachedMs)
+		}
+		n += uvarintLen(uint64(len(d.Left)))
+		for _, l := range d.Left {
+			n += uvarintLen(uint64(len(l))) + len(l)
+		}
+		n += uvarintLen(uint64(len(d.Requests))) + 8*len(d.Requests)
+	}
+	return n
+}
+
+// uvarintLen is the length of binary.AppendUvarint's encoding of x.
+func uvarintLen(x uint64) int { return (bits.Len64(x|1) + 6) / 7 }
+
+// varintLen is the length of binary.AppendVarint's encoding of x.
+func varintLen(x int64) int { return uvarintLen(uint64(x<<1) ^ uint64(x>>63)) }
+
 // ErrCorruptState is returned by UnmarshalBinary for bytes MarshalBinary did not make.
 var ErrCorruptState = errors.New("steps: corrupt state")
 
 // UnmarshalBinary decodes what MarshalBinary made. It validates everything before it touches
 // the receiver.
 func (s *State) UnmarshalBinary(b []byte) error {
+	days, err := decodeDays(b, nil)
+	if err != nil {
+		return err
+	}
+	s.Days = days
+	return nil
+}
+
+// decodeDays decodes what MarshalBinary made into days[:0], reusing the room of days and of
+// their request lists; on error the contents of days are undefined.
+func decodeDays(b []byte, days []DayState) ([]DayState, error) {
 	r := topics.NewBinaryReader(b, ErrCorruptState)
 	v := r.Byte()
 	if v != stateVersion && v != stateVersion1 {
-		return fmt.Errorf("%w: version %d", ErrCorruptState, v)
+		return nil, fmt.Errorf("%w: version %d", ErrCorruptState, v)
 	}
 	n := r.Uvarint(64)
-	days := make([]DayState, 0, n)
+	if days == nil || uint64(cap(days)) < n {
+		days = make([]DayState, 0, n)
+	}
+	days = days[:0]
 	for range n {
-		var d DayState
+		days = days[:len(days)+1]
+		d := &days[len(days)-1]
+		requests := d.Requests[:0]
+		*d = DayState{}
 		d.Day = board.Day(r.Uvarint(99991231))
 		d.Steps = r.Varint()
 		d.ReachedMs = r.Varint()
-		d.Region = r.String(1 << 10)
+		d.Region = regionName(r.Bytes(int(r.Uvarint(1 << 10))))
 		switch {
 		case v == stateVersion1 && d.Region != "":
 			d.RegionSteps, d.RegionReachedMs = d.Steps, d.ReachedMs
@@ -301,18 +344,50 @@ func (s *State) UnmarshalBinary(b []byte) error {
 			}
 		}
 		nr := r.Uvarint(MaxRequestsPerDay)
-		d.Requests = make([]uint64, 0, nr)
-		for range nr {
-			d.Requests = append(d.Requests, binary.LittleEndian.Uint64(r.Bytes(8)))
+		if requests == nil || uint64(cap(requests)) < nr {
+			requests = make([]uint64, 0, nr+1) // room for the request the merge appends
 		}
-		if len(days) > 0 && d.Day <= days[len(days)-1].Day {
+		for range nr {
+			requests = append(requests, binary.LittleEndian.Uint64(r.Bytes(8)))
+		}
+		d.Requests = requests
+		if len(days) > 1 && d.Day <= days[len(days)-2].Day {
 			r.Check(false)
 		}
-		days = append(days, d)
 	}
 	if r.Err() != nil {
-		return fmt.Errorf("%w: %d bytes", ErrCorruptState, len(b))
+		return nil, fmt.Errorf("%w: %d bytes", ErrCorruptState, len(b))
 	}
-	s.Days = days
-	return nil
+	return days, nil
+}
+
+// regions holds the region names decoded so far, up to maxInterned of them: a state's region
+// is usually one of a few names, and decoding it from this list costs no allocation.
+var regions atomic.Pointer[[]string]
+
+const maxInterned = 64
+
+// regionName returns b as a string, the interned one if b is a known region name.
+func regionName(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	known := regions.Load()
+	if known != nil {
+		for _, s := range *known {
+			if s == string(b) {
+				return s
+			}
+		}
+	}
+	s := string(b)
+	if known == nil || len(*known) < maxInterned {
+		var grown []string
+		if known != nil {
+			grown = append(grown, *known...)
+		}
+		grown = append(grown, s)
+		regions.CompareAndSwap(known, &grown) // lost to another decoder: the name waits for the next miss
+	}
+	return s
 }

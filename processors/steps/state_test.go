@@ -336,3 +336,52 @@ func FuzzStateUnmarshalBinary(f *testing.F) {
 		}
 	})
 }
+
+// TestMarshalBinaryAllocatesTheExactSize: the table keeps each state's encoding as it is made,
+// so its room must be its length (varints of every width, regions and regions left included).
+func TestMarshalBinaryAllocatesTheExactSize(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 1000 {
+		var s State
+		for range 1 + rng.IntN(20) {
+			region := []string{"", "eu", "us", "asia-pacific-south"}[rng.IntN(4)]
+			steps := rng.Int64N(1 << uint(rng.IntN(63)))
+			s.Apply(Report{RequestHash: rng.Uint64(), Day: board.Day(20261120 + rng.IntN(10)), Steps: steps, TSMs: rng.Int64() >> uint(rng.IntN(63)), Region: region}, 0)
+		}
+		b, err := s.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) != cap(b) {
+			t.Fatalf("encoding of %d bytes in a buffer of %d: %+v", len(b), cap(b), s)
+		}
+	}
+}
+
+// FuzzDecodeReusesRoom: decoding into the room of an earlier decode (what the table's codec
+// does with its pooled States), after a merge changed it, gives what a fresh decode gives.
+func FuzzDecodeReusesRoom(f *testing.F) {
+	var s State
+	s.Apply(Report{1, 20261129, 60, 2, "eu"}, 0)
+	s.Apply(Report{2, 20261129, 70, 2, "us"}, 0)
+	s.Apply(Report{3, 20261130, 5, 9, ""}, 0)
+	two, _ := s.MarshalBinary()
+	one, _ := (&State{Days: s.Days[2:]}).MarshalBinary()
+	f.Add(two, one, uint64(4))
+	f.Add(one, two, uint64(1))
+	f.Add(stateV1, two, uint64(5))
+	f.Fuzz(func(t *testing.T, first, second []byte, hash uint64) {
+		var fresh State
+		errFresh := fresh.UnmarshalBinary(second)
+		days, err := decodeDays(first, nil)
+		if err == nil {
+			reused := State{Days: days}
+			reused.Apply(Report{hash, 20261130, int64(hash % 1000), 7, "asia"}, 20261128)
+			days = reused.Days
+		}
+		again, errAgain := decodeDays(second, days[:0])
+		if (errFresh == nil) != (errAgain == nil) || errFresh == nil && !reflect.DeepEqual(fresh.Days, again) {
+			t.Fatalf("into reused room: %+v (%v), fresh: %+v (%v)", again, errAgain, fresh.Days, errFresh)
+		}
+	})
+}

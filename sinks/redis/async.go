@@ -74,14 +74,42 @@ type asyncOptions struct {
 }
 
 // asyncBatch is what one flush writes, coalesced by key, and the callbacks it releases, in
-// submission order.
+// submission order. Its values live in slabs of slabValues, so that a new key costs no
+// allocation of its own, and a written batch is reused (reset) with its room.
 type asyncBatch[K comparable, V any] struct {
 	items map[K]*V
 	dones []func(error)
+	slabs [][]V
+	used  int // values handed out by alloc
 }
+
+// slabValues is the number of values in one slab of an asyncBatch.
+const slabValues = 1024
 
 func newAsyncBatch[K comparable, V any]() *asyncBatch[K, V] {
 	return &asyncBatch[K, V]{items: make(map[K]*V)}
+}
+
+// alloc returns a zero value that stays valid until the batch is reset.
+func (b *asyncBatch[K, V]) alloc() *V {
+	i, j := b.used/slabValues, b.used%slabValues
+	if i == len(b.slabs) {
+		b.slabs = append(b.slabs, make([]V, slabValues))
+	}
+	b.used++
+	return &b.slabs[i][j]
+}
+
+// reset empties a written batch for reuse, keeping the room its map, callbacks and slabs grew
+// to (at most what maxPending records fill: Submit waits beyond).
+func (b *asyncBatch[K, V]) reset() {
+	clear(b.items)
+	clear(b.dones) // the callbacks hold their records
+	b.dones = b.dones[:0]
+	for i := 0; i*slabValues < b.used; i++ {
+		clear(b.slabs[i]) // the values hold strings and slices
+	}
+	b.used = 0
 }
 
 // async is the asynchronous layer of a writer (StepsWriter, ScoresWriter): Submit coalesces
@@ -94,7 +122,7 @@ func newAsyncBatch[K comparable, V any]() *asyncBatch[K, V] {
 // writer of no board) is observed in rankstream_board_update_latency_seconds.
 type async[K comparable, V, U any] struct {
 	opts    asyncOptions
-	add     func(items map[K]*V, u U)
+	add     func(b *asyncBatch[K, V], u U)
 	write   func(ctx context.Context, items map[K]*V) error
 	eventMs func(*V) int64
 	retried func(ctx context.Context, err error)
@@ -102,6 +130,7 @@ type async[K comparable, V, U any] struct {
 	mu     sync.Mutex
 	space  *sync.Cond // signalled when a flush frees room
 	cur    *asyncBatch[K, V]
+	spare  *asyncBatch[K, V] // a written batch, for take to reuse
 	closed bool
 	failed error // the first failed write: once set, every done gets an error
 	kick   chan struct{}
@@ -113,7 +142,7 @@ type async[K comparable, V, U any] struct {
 	latency  prometheus.Observer
 }
 
-func newAsync[K comparable, V, U any](opts asyncOptions, add func(map[K]*V, U), write func(context.Context, map[K]*V) error,
+func newAsync[K comparable, V, U any](opts asyncOptions, add func(*asyncBatch[K, V], U), write func(context.Context, map[K]*V) error,
 	eventMs func(*V) int64) *async[K, V, U] {
 	a := &async[K, V, U]{opts: opts, add: add, write: write, eventMs: eventMs, cur: newAsyncBatch[K, V](),
 		kick:     make(chan struct{}, 1),
@@ -142,7 +171,7 @@ func (a *async[K, V, U]) submit(u U, done func(error)) {
 		done(err)
 		return
 	}
-	a.add(a.cur.items, u)
+	a.add(a.cur, u)
 	a.cur.dones = append(a.cur.dones, done)
 	n := len(a.cur.items)
 	a.pending.Set(float64(len(a.cur.dones)))
@@ -186,10 +215,21 @@ func (a *async[K, V, U]) take() *asyncBatch[K, V] {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	b := a.cur
-	a.cur = newAsyncBatch[K, V]()
+	a.cur, a.spare = a.spare, nil
+	if a.cur == nil {
+		a.cur = newAsyncBatch[K, V]()
+	}
 	a.space.Broadcast()
 	a.pending.Set(0)
 	return b
+}
+
+// recycle keeps b, written and acknowledged, for take to reuse.
+func (a *async[K, V, U]) recycle(b *asyncBatch[K, V]) {
+	b.reset()
+	a.mu.Lock()
+	a.spare = b
+	a.mu.Unlock()
 }
 
 // flush writes the current batch, retrying until it succeeds or ctx ends; on success it
@@ -198,6 +238,7 @@ func (a *async[K, V, U]) take() *asyncBatch[K, V] {
 func (a *async[K, V, U]) flush(ctx context.Context) error {
 	b := a.take()
 	if len(b.dones) == 0 {
+		a.recycle(b)
 		return nil
 	}
 	if err := a.writeWithRetry(ctx, b); err != nil {
@@ -214,6 +255,7 @@ func (a *async[K, V, U]) flush(ctx context.Context) error {
 			}
 		}
 	}
+	a.recycle(b)
 	return nil
 }
 

@@ -36,11 +36,17 @@ func NewFriendsWriter(rdb goredis.UniversalClient, opts FlushOptions) *FriendsWr
 // Submit queues u (nil: nothing to write) and done. It blocks while MaxPending records wait.
 func (w *FriendsWriter) Submit(u *board.FriendUpdate, done func(error)) { w.q.submit(u, done) }
 
-func addFriend(items map[userFriend]*bool, u *board.FriendUpdate) {
-	if u != nil {
-		v := u.Friends
-		items[userFriend{u.User, u.Friend}] = &v
+func addFriend(b *asyncBatch[userFriend, bool], u *board.FriendUpdate) {
+	if u == nil {
+		return
 	}
+	k := userFriend{u.User, u.Friend}
+	p, ok := b.items[k]
+	if !ok {
+		p = b.alloc()
+		b.items[k] = p
+	}
+	*p = u.Friends
 }
 
 // Run flushes every Interval (or sooner when a batch is full) until ctx is cancelled, then

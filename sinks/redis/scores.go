@@ -51,10 +51,15 @@ func NewScoresWriter(rdb goredis.UniversalClient, boards []*board.Board, opts Fl
 // blocks while MaxPending records wait.
 func (w *ScoresWriter) Submit(us []board.ScoreUpdate, done func(error)) { w.q.submit(us, done) }
 
-func addScores(items map[memberPeriod]*board.ScoreUpdate, us []board.ScoreUpdate) {
-	for i := range us {
-		u := us[i]
-		items[memberPeriod{u.Board, u.Period, u.PeriodID, u.Member}] = &u
+func addScores(b *asyncBatch[memberPeriod, board.ScoreUpdate], us []board.ScoreUpdate) {
+	for _, u := range us {
+		k := memberPeriod{u.Board, u.Period, u.PeriodID, u.Member}
+		p, ok := b.items[k]
+		if !ok {
+			p = b.alloc()
+			b.items[k] = p
+		}
+		*p = u
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -111,15 +112,15 @@ func NewStepsWriter(rdb goredis.UniversalClient, opts StepsOptions) *StepsWriter
 func (w *StepsWriter) Submit(u *board.StepUpdate, done func(error)) { w.q.submit(u, done) }
 
 // addStep coalesces u into the pending user-days.
-func addStep(days map[userDay]*pendingDay, u *board.StepUpdate) {
+func addStep(b *asyncBatch[userDay, pendingDay], u *board.StepUpdate) {
 	if u == nil {
 		return
 	}
 	k := userDay{u.User, u.Day}
-	p, ok := days[k]
+	p, ok := b.items[k]
 	if !ok {
-		p = &pendingDay{}
-		days[k] = p
+		p = b.alloc()
+		b.items[k] = p
 	}
 	for _, r := range u.Left {
 		if !slices.Contains(p.left, r) {
@@ -158,33 +159,77 @@ func (w *StepsWriter) Run(ctx context.Context) error {
 func (w *StepsWriter) Err() error { return w.q.err() }
 
 // write sends one pipeline: set-if-greater of the step keys (setMax, many keys a call); per board one
-// ZADD GT of all its members and one EXPIREAT; ZREM for regions users left.
+// ZADD GT of all its members and one EXPIREAT; ZREM for regions users left. The numbers and
+// members go to go-redis as pointers (into days, alive until the write returns, and into
+// arrays made once per flush), and the step keys share one string, so that a user-day costs
+// few allocations.
 func (w *StepsWriter) write(ctx context.Context, days map[userDay]*pendingDay) error {
 	if len(days) == 0 {
 		return nil
 	}
-	pipe := w.rdb.Pipeline()
-	boards := make(map[string][]goredis.Z)
-	expiry := make(map[string]time.Time)
-	keys := make([]string, 0, len(days))
-	args := make([]any, 0, 2*len(days))
+	type boardRef struct {
+		region string // "" for the global board
+		day    board.Day
+	}
+	list := make([]*pendingDay, 0, len(days))
+	scores := make([]float64, 0, len(days))
+	ranked := make([]bool, 0, len(days))
+	members := map[boardRef]int{}
+	keyBytes := 0
 	for _, p := range days {
-		u := p.u
-		exp := u.Day.LastInstant().Add(w.opts.Retention)
-		keys = append(keys, StepKey(u.Day, u.User))
-		args = append(args, u.Steps, exp.Unix())
+		u := &p.u
 		score, err := board.DayComposite(u.Day).Encode(u.Steps, u.ReachedMs)
 		if err != nil {
 			w.opts.Logger.Error("redis sink: cannot rank update", "user", u.User, "day", u.Day, "err", err)
-			continue
+		} else {
+			members[boardRef{"", u.Day}]++
+			if u.Region != "" {
+				members[boardRef{u.Region, u.Day}]++
+			}
 		}
-		add := func(board string) {
-			boards[board] = append(boards[board], goredis.Z{Score: score, Member: u.User})
-			expiry[board] = exp
+		list = append(list, p)
+		scores = append(scores, score)
+		ranked = append(ranked, err == nil)
+		keyBytes += len(StepKey(u.Day, "")) + len(u.User)
+	}
+
+	// Per day its expiry (unix seconds: a day's keys and boards expire together); per board
+	// its ZADD, sized for its members.
+	expiry := map[board.Day]*int64{}
+	expiryOf := func(d board.Day) *int64 {
+		exp, ok := expiry[d]
+		if !ok {
+			exp = new(d.LastInstant().Add(w.opts.Retention).Unix())
+			expiry[d] = exp
 		}
-		add(StepsGlobalBoard(u.Day))
+		return exp
+	}
+	zadds := make(map[boardRef][]any, len(members))
+	for ref, n := range members {
+		name := StepsGlobalBoard(ref.day)
+		if ref.region != "" {
+			name = StepsRegionBoard(ref.region, ref.day)
+		}
+		zadds[ref] = append(make([]any, 0, 3+2*n), "zadd", name, "gt")
+	}
+
+	pipe := w.rdb.Pipeline()
+	var text strings.Builder // every step key, one after the other
+	text.Grow(keyBytes)
+	ends := make([]int, len(list))
+	for i, p := range list {
+		u := &p.u
+		text.WriteString(StepKey(u.Day, ""))
+		text.WriteString(u.User)
+		ends[i] = text.Len()
+		if !ranked[i] {
+			continue // its step key only
+		}
+		g := boardRef{"", u.Day}
+		zadds[g] = append(zadds[g], &scores[i], &u.User)
 		if u.Region != "" {
-			add(StepsRegionBoard(u.Region, u.Day))
+			r := boardRef{u.Region, u.Day}
+			zadds[r] = append(zadds[r], &scores[i], &u.User)
 		}
 		for _, r := range p.left {
 			if r != u.Region {
@@ -192,18 +237,23 @@ func (w *StepsWriter) write(ctx context.Context, days map[userDay]*pendingDay) e
 			}
 		}
 	}
+	keys := make([]string, len(list))
+	all, start := text.String(), 0
+	for i, end := range ends {
+		keys[i], start = all[start:end], end
+	}
 	_, cluster := w.rdb.(*goredis.ClusterClient)
 	for _, g := range setMaxGroups(keys, cluster) {
 		gk, ga := make([]string, len(g)), make([]any, 0, 2*len(g))
 		for i, k := range g {
 			gk[i] = keys[k]
-			ga = append(ga, args[2*k], args[2*k+1])
+			ga = append(ga, &list[k].u.Steps, expiryOf(list[k].u.Day))
 		}
 		setMax.EvalSha(ctx, pipe, gk, ga...)
 	}
-	for board, members := range boards {
-		pipe.ZAddArgs(ctx, board, goredis.ZAddArgs{GT: true, Members: members})
-		pipe.ExpireAt(ctx, board, expiry[board])
+	for ref, args := range zadds {
+		pipe.Do(ctx, args...)
+		pipe.ExpireAt(ctx, args[1].(string), time.Unix(*expiryOf(ref.day), 0))
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return fmt.Errorf("redis sink: pipeline of %d user-days: %w", len(days), err)

@@ -66,11 +66,13 @@ func BenchmarkMidnightSurge(b *testing.B) {
 }
 
 // runSlice runs `rankstream process` (default settings) on records and reports reports/s
-// and the costs per report (testenv.Slice.Measure).
+// and the costs per report (testenv.Slice.Measure; RANKSTREAM_SLICE_PROFILE=<folder> saves
+// the process's profiles there).
 func runSlice(b *testing.B, records []e2e.Record) (e *stepsRun, topic string, rate float64) {
 	e = newE2E(b, testenv.KafkaBrokers(b))
 	topic = string(e.kc.Names.Stream(topics.StepsReported))
-	s := testenv.Slice{Process: e.start("bench"), Redis: e.rdb, Admin: testenv.KafkaAdmin(b, e.kc.Brokers),
+	http := testenv.FreeAddr(b)
+	s := testenv.Slice{Process: e.start("bench", "--http", http), HTTP: http, Redis: e.rdb, Admin: testenv.KafkaAdmin(b, e.kc.Brokers),
 		Group: string(e.kc.Names.Group(steps.Group)), Topic: topic, Produce: func(lo, hi int) { e.produce(records[lo:hi], 0) }}
 	costs := s.Measure(b, len(records))
 	costs.Report(b, "report")
