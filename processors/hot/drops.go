@@ -65,8 +65,13 @@ func (p *processor) add(w *windowState, q int32, term string, ms int64) {
 	p.drop(w, q, reasonFull, full2-full)
 }
 
-// maxHeld bounds a loop partition's held terms.
-const maxHeld = 1000
+// maxHeld bounds a loop partition's held terms. The loop's terms records arrive in bursts (up
+// to 256 KiB of terms per input partition and flush), so a burst overtaking markers still in
+// flight can put thousands of terms past the reach at once: 1,000 dropped 3,320 queries of a
+// skewed backlog once (TestHotSearchBacklog/skew/8). 32,768 terms of at most MaxQueryBytes
+// keep a checkpoint (the window's 3.4 MiB with the default shape, plus the list) under
+// topics.MaxCheckpointBytes.
+const maxHeld = 32768
 
 // hold keeps a term dated beyond the sketch's reach (the window end plus the lookahead) until
 // the window gets there (release). Alignment keeps backlogs within the reach, so this holds

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,6 +60,19 @@ func TestHeldTerms(t *testing.T) {
 	}
 	if len(w.held) != maxHeld || w.dropped != 2 {
 		t.Fatalf("%d held, %d dropped; want %d held and the next one dropped", len(w.held), w.dropped, maxHeld)
+	}
+	// A full list of the longest terms still fits a checkpoint with the default window.
+	long := strings.Repeat("x", topics.MaxQueryBytes)
+	for i := range w.held {
+		w.held[i].Term = long
+	}
+	state, err := w.win.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := topics.HotCheckpoint{LoopOffset: w.loopOffset, EndMs: w.endMs, Dropped: w.dropped, Held: w.held, Shape: p.shape, Seen: w.seen, Marks: w.marks, First: w.first, Window: state}
+	if n := len(cp.Encode()); n > topics.MaxCheckpointBytes {
+		t.Fatalf("a checkpoint with %d held terms of %d bytes: %d bytes, over the %d a checkpoint may have", maxHeld, topics.MaxQueryBytes, n, topics.MaxCheckpointBytes)
 	}
 }
 
