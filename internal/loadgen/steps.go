@@ -178,3 +178,18 @@ func (g *Steps) surge(now time.Time) []Record {
 	}
 	return out
 }
+
+// BenchSteps returns the first n reports of the steps benchmarks' stream (BenchmarkSliceThroughput,
+// its Kafka Streams peer, the callback's and the score boards' benchmarks), sent at now: 200k
+// users, 10% duplicates, 10% stale readings.
+func BenchSteps(n int, now time.Time) []Record {
+	gen, err := NewSteps(StepsConfig{Users: 200_000, DupRatio: 0.1, StaleRatio: 0.1, Seed: 7})
+	if err != nil {
+		panic("BUG: the benchmark's step stream: " + err.Error())
+	}
+	out := make([]Record, 0, n+1)
+	for len(out) < n {
+		out = append(out, gen.Next(now)...)
+	}
+	return out[:n]
+}

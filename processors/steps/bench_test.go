@@ -21,15 +21,8 @@ import (
 // 1000000x (more wraps around the input, whose second pass is all duplicates).
 func BenchmarkProcess(b *testing.B) {
 	const n = 1_000_000
-	gen, err := loadgen.NewSteps(loadgen.StepsConfig{Users: 200_000, DupRatio: 0.1, StaleRatio: 0.1, Seed: 7})
-	if err != nil {
-		b.Fatal(err)
-	}
 	now := time.Now()
-	var records []loadgen.Record
-	for len(records) < n {
-		records = append(records, gen.Next(now)...)
-	}
+	records := loadgen.BenchSteps(n, now)
 	p := newProcessor(Config{Names: topics.Names{Prefix: "bench."}, Rules: topics.DefaultStepRules, Sink: ackSink{},
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	table := map[string][]byte{}

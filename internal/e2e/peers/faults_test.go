@@ -33,7 +33,7 @@ func TestStepsPeerCommitsOnlyAfterRedis(t *testing.T) {
 	t.Parallel() // beside the hot peer's: both mostly wait for a killed member's session to end
 	jar := peerJar(t, stepsProject)
 	job := newJob(t, topics.StepsReported)
-	records := stepReports(t, 30_000)
+	records := stepReports(30_000)
 	first, second := records[:20_000], records[20_000:]
 	job.produce(t, first)
 

@@ -49,7 +49,7 @@ func BenchmarkStepsPeerHeap(b *testing.B) {
 	}
 	jar := peerJar(b, stepsProject)
 	job := newJob(b, topics.StepsReported)
-	records := append(stepReports(b, n), poison(time.Now())...)
+	records := append(stepReports(n), poison(time.Now())...)
 	job.produce(b, records)
 	total := int64(len(records))
 

@@ -60,7 +60,7 @@ func BenchmarkStepsPeers(b *testing.B) {
 	n := envCount(b, envReports, 1_000_000)
 	jar := peerJar(b, stepsProject)
 	job := newJob(b, topics.StepsReported)
-	records := append(stepReports(b, n), poison(time.Now())...)
+	records := append(stepReports(n), poison(time.Now())...)
 	job.produce(b, records)
 	total := int64(len(records))
 
@@ -149,18 +149,12 @@ func javaOpts() []string {
 }
 
 // stepReports generates the reports of BenchmarkSliceThroughput.
-func stepReports(t testing.TB, n int) []*kgo.Record {
-	gen, err := loadgen.NewSteps(loadgen.StepsConfig{Users: 200_000, DupRatio: 0.1, StaleRatio: 0.1, Seed: 7})
-	if err != nil {
-		t.Fatal(err)
-	}
+func stepReports(n int) []*kgo.Record {
 	out := make([]*kgo.Record, 0, n)
-	for len(out) < n {
-		for _, r := range gen.Next(time.Now()) {
-			out = append(out, &kgo.Record{Key: []byte(r.Key), Value: r.Value, Timestamp: r.Time})
-		}
+	for _, r := range loadgen.BenchSteps(n, time.Now()) {
+		out = append(out, &kgo.Record{Key: []byte(r.Key), Value: r.Value, Timestamp: r.Time})
 	}
-	return out[:n]
+	return out
 }
 
 // poison returns invalid records of many kinds, a few valid ones in shapes the generator does

@@ -43,15 +43,9 @@ const benchBoard = `boards:
 func BenchmarkScoreThroughput(b *testing.B) {
 	const n = 1_000_000
 	now := time.Now()
-	sgen, err := loadgen.NewSteps(loadgen.StepsConfig{Users: 200_000, DupRatio: 0.1, StaleRatio: 0.1, Seed: 7})
-	if err != nil {
-		b.Fatal(err)
-	}
-	var stepRecords []e2e.Record
-	for len(stepRecords) < n {
-		for _, r := range sgen.Next(now) {
-			stepRecords = append(stepRecords, e2e.Record{Key: r.Key, Value: r.Value})
-		}
+	stepRecords := make([]e2e.Record, 0, n)
+	for _, r := range loadgen.BenchSteps(n, now) {
+		stepRecords = append(stepRecords, e2e.Record{Key: r.Key, Value: r.Value})
 	}
 	gen, err := loadgen.NewScores(loadgen.ScoresConfig{Boards: []loadgen.ScoreBoardLoad{{Board: "bench", Op: topics.OpIncr}},
 		Members: 200_000, DupRatio: 0.1, Seed: 7})

@@ -23,17 +23,11 @@ import (
 // -benchtime 1x.
 func BenchmarkSliceThroughput(b *testing.B) {
 	const n = 1_000_000
-	gen, err := loadgen.NewSteps(loadgen.StepsConfig{Users: 200_000, DupRatio: 0.1, StaleRatio: 0.1, Seed: 7})
-	if err != nil {
-		b.Fatal(err)
+	records := make([]e2e.Record, 0, n)
+	for _, r := range loadgen.BenchSteps(n, time.Now()) {
+		records = append(records, e2e.Record{Key: r.Key, Value: r.Value})
 	}
-	var records []e2e.Record
-	for len(records) < n {
-		for _, r := range gen.Next(time.Now()) {
-			records = append(records, e2e.Record{Key: r.Key, Value: r.Value})
-		}
-	}
-	e, topic, rate := runSlice(b, records[:n])
+	e, topic, rate := runSlice(b, records)
 	raw := testenv.RawConsumeRate(b, e.kc.Brokers, topic, n)
 	b.ReportMetric(raw, "raw-consume/s")
 	b.ReportMetric(rate/raw, "ratio")
