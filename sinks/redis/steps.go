@@ -13,16 +13,15 @@ import (
 )
 
 // setMax stores, for each KEYS[i], ARGV[2i-1] unless the key holds a number at least as
-// large, and then sets the key to expire at ARGV[2i] (unix seconds; a key's expiry depends
-// only on its day, so a key not raised keeps the one it got). Values only grow, so a late or
-// repeated write never lowers what readers see. One call takes many keys (setMaxGroups): on a
-// Redis Cluster, keys of one slot.
+// large, with its expiry at ARGV[2i] (unix seconds) in the same SET (one write a raised key,
+// not a SET and an EXPIREAT; a key's expiry depends only on its day, so a key not raised keeps
+// the one it got). Values only grow, so a late or repeated write never lowers what readers
+// see. One call takes many keys (setMaxGroups): on a Redis Cluster, keys of one slot.
 var setMax = goredis.NewScript(`
 for i, k in ipairs(KEYS) do
   local v = tonumber(ARGV[2*i-1])
   if v > tonumber(redis.call('GET', k) or '-1') then
-    redis.call('SET', k, ARGV[2*i-1])
-    redis.call('EXPIREAT', k, ARGV[2*i])
+    redis.call('SET', k, ARGV[2*i-1], 'EXAT', ARGV[2*i])
   end
 end
 return 0`)

@@ -15,18 +15,21 @@ import redis.clients.jedis.params.ZAddParams;
 /**
  * The Redis writes of sinks/redis/steps.go, one instance per stream thread: updates are
  * coalesced per user and day (the best value wins, the regions left are merged) and written in
- * one pipeline per flush: per user-day the same set-if-greater script on step:{day}:{user}, per
+ * one pipeline per flush: per user-day the set-if-greater script on step:{day}:{user}, per
  * board one ZADD GT of all its members and one EXPIREAT, and a ZREM from every region board the
  * user left. A failed flush is retried with backoff; the caller commits only after flush returned.
  */
 final class RedisSink implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(RedisSink.class);
 
-    /** The same Lua as sinks/redis/steps.go's setMax, so that Redis does the same work. */
+    /**
+     * The rule of sinks/redis/steps.go's setMax for one key, so that Redis does the same work a
+     * key: a raised key is written with its expiry in one SET; a key not raised keeps its value
+     * and the expiry it got (a key's expiry depends only on its day).
+     */
     static final String SET_MAX = "\n"
         + "local cur = tonumber(redis.call('GET', KEYS[1]) or '-1')\n"
-        + "if tonumber(ARGV[1]) > cur then redis.call('SET', KEYS[1], ARGV[1]) end\n"
-        + "redis.call('EXPIREAT', KEYS[1], ARGV[2])\n"
+        + "if tonumber(ARGV[1]) > cur then redis.call('SET', KEYS[1], ARGV[1], 'EXAT', ARGV[2]) end\n"
         + "return 0";
 
     /** rank.StepUpdate: a user's merged state for one local day; every field is absolute. */
