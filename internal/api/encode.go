@@ -156,27 +156,33 @@ func (s staleness) appendJSON(b []byte) []byte {
 // zeros trimmed. The years it refuses (outside [0, 9999]) are beyond any reach time a board
 // holds before the year 10000.
 func appendTime(b []byte, t time.Time) []byte {
-	if t.Location() != time.UTC || t.Nanosecond()%int(time.Millisecond) != 0 || t.Year() > 9999 || t.Year() < 0 {
-		b = append(b, '"')
-		b = t.AppendFormat(b, time.RFC3339Nano)
-		return append(b, '"')
+	if t.Location() != time.UTC || t.Nanosecond()%int(time.Millisecond) != 0 {
+		return appendTimeGeneral(b, t)
 	}
 	// The board times: UTC, whole milliseconds (a third of a top-100 answer's encoding went
-	// to the general formatter).
-	year, month, day := t.Date()
-	hour, minute, sec := t.Clock()
+	// to the general formatter, and most of the rest to t.Date and t.Clock): the civil date
+	// from the days since 1970 (civilDate), the clock from the seconds of the day.
+	sec := t.Unix()
+	days, secOfDay := sec/86400, sec%86400
+	if secOfDay < 0 {
+		days, secOfDay = days-1, secOfDay+86400
+	}
+	year, month, day := civilDate(days)
+	if year < 0 || year > 9999 {
+		return appendTimeGeneral(b, t)
+	}
 	b = append(b, '"')
-	b = appendDigits(b, year, 4)
+	b = appendDigits(b, int(year), 4)
 	b = append(b, '-')
-	b = appendDigits(b, int(month), 2)
+	b = appendDigits(b, month, 2)
 	b = append(b, '-')
 	b = appendDigits(b, day, 2)
 	b = append(b, 'T')
-	b = appendDigits(b, hour, 2)
+	b = appendDigits(b, int(secOfDay/3600), 2)
 	b = append(b, ':')
-	b = appendDigits(b, minute, 2)
+	b = appendDigits(b, int(secOfDay/60%60), 2)
 	b = append(b, ':')
-	b = appendDigits(b, sec, 2)
+	b = appendDigits(b, int(secOfDay%60), 2)
 	if ms := t.Nanosecond() / int(time.Millisecond); ms != 0 {
 		b = append(b, '.')
 		switch { // trailing zeros trimmed, as RFC3339Nano does
@@ -191,14 +197,44 @@ func appendTime(b []byte, t time.Time) []byte {
 	return append(b, 'Z', '"')
 }
 
-// appendDigits writes v (>= 0) in exactly n decimal digits, zero-padded.
+// appendTimeGeneral is appendTime by the general formatter.
+func appendTimeGeneral(b []byte, t time.Time) []byte {
+	b = append(b, '"')
+	b = t.AppendFormat(b, time.RFC3339Nano)
+	return append(b, '"')
+}
+
+// civilDate is the proleptic Gregorian date of the day days after 1970-01-01 (negative:
+// before), by Howard Hinnant's days_from_civil inverse (exact for every int64 day count of a
+// time.Time).
+func civilDate(days int64) (year int64, month, day int) {
+	z := days + 719468
+	era := z / 146097
+	if z < 0 && z%146097 != 0 {
+		era--
+	}
+	doe := z - era*146097                                  // [0, 146096]
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365 // [0, 399]
+	doy := doe - (365*yoe + yoe/4 - yoe/100)               // [0, 365]
+	mp := (5*doy + 2) / 153                                // [0, 11], from March
+	day = int(doy - (153*mp+2)/5 + 1)
+	month = int(mp + 3)
+	if mp >= 10 {
+		month = int(mp - 9)
+	}
+	year = yoe + era*400
+	if month <= 2 {
+		year++
+	}
+	return year, month, day
+}
+
+// appendDigits writes v (>= 0) in exactly n (at most 4) decimal digits, zero-padded.
 func appendDigits(b []byte, v, n int) []byte {
-	for i := n - 1; i >= 0; i-- {
-		p := 1
-		for range i {
-			p *= 10
-		}
-		b = append(b, byte('0'+v/p%10))
+	b = append(b, "0000"[:n]...)
+	for i := len(b) - 1; n > 0; i, n = i-1, n-1 {
+		b[i] = byte('0' + v%10)
+		v /= 10
 	}
 	return b
 }

@@ -124,3 +124,16 @@ func TestHotAnswerJSON(t *testing.T) {
 		t.Fatalf("stale answer decodes to %v (%v)", back, err)
 	}
 }
+
+// TestCivilDate: appendTime's date arithmetic gives time's own date for every day of years
+// 0..9999 and of a stretch before year 0.
+func TestCivilDate(t *testing.T) {
+	first := time.Date(-400, 1, 1, 0, 0, 0, 0, time.UTC).Unix() / 86400
+	last := time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC).Unix() / 86400
+	for days := first; days <= last; days++ {
+		y, m, d := time.Unix(days*86400, 0).UTC().Date()
+		if gy, gm, gd := civilDate(days); gy != int64(y) || gm != int(m) || gd != d {
+			t.Fatalf("day %d: got %d-%d-%d, want %d-%d-%d", days, gy, gm, gd, y, m, d)
+		}
+	}
+}
