@@ -25,13 +25,20 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b 
 
 const maxPooledBuf = 64 << 10
 
+// The header values of every JSON answer, shared (net/http copies a handler's header before
+// writing it, and an append to a full slice copies it).
+var (
+	jsonContentType = []string{"application/json"}
+	noStore         = []string{"no-store"}
+)
+
 // writeJSON writes v with the status code and the headers of obs.WriteJSON.
 func writeJSON(w http.ResponseWriter, code int, v jsonAppender) {
 	bp := bufPool.Get().(*[]byte)
 	b := append(v.appendJSON((*bp)[:0]), '\n')
 	h := w.Header()
-	h["Content-Type"] = []string{"application/json"}
-	h["Cache-Control"] = []string{"no-store"}
+	h["Content-Type"] = jsonContentType
+	h["Cache-Control"] = noStore
 	h["Content-Length"] = []string{strconv.Itoa(len(b))}
 	w.WriteHeader(code)
 	_, _ = w.Write(b)
@@ -69,7 +76,7 @@ func appendEntries(b []byte, es []Entry) []byte {
 
 func (p Page) appendJSON(b []byte) []byte {
 	b = appendStepsHead(b, p.Board, p.Day, p.Region)
-	return append(p.staleness.appendJSON(appendPage(b, p.Total, p.Offset, p.Items)), '}')
+	return append(p.staleness.appendJSON(appendPage(b, p.Total, p.Offset, p.Items, p.itemsJSON)), '}')
 }
 
 func (s Standing) appendJSON(b []byte) []byte {
@@ -106,14 +113,53 @@ func appendHead(b []byte, board, period, scope string, end *time.Time) []byte {
 	return appendTime(b, *end)
 }
 
-// appendPage writes the fields total, offset and items of a page (steps or generic board).
-func appendPage(b []byte, total int64, offset int, items []Entry) []byte {
+// appendPage writes the fields total, offset and items of a page (steps or generic board):
+// itemsJSON when not nil (items already written), else items.
+func appendPage(b []byte, total int64, offset int, items []Entry, itemsJSON []byte) []byte {
 	b = append(b, `,"total":`...)
 	b = strconv.AppendInt(b, total, 10)
 	b = append(b, `,"offset":`...)
 	b = strconv.AppendInt(b, int64(offset), 10)
 	b = append(b, `,"items":`...)
+	if itemsJSON != nil {
+		b = append(b, '[')
+		b = append(b, itemsJSON...)
+		return append(b, ']')
+	}
 	return appendEntries(b, items)
+}
+
+// encodedRows is a board's rows with each one's JSON object written once, kept beside a hot
+// board's cached Top-100: a page cut from it copies its rows' bytes instead of writing them
+// again for every request.
+type encodedRows struct {
+	json []byte // the objects, comma-separated
+	ends []int  // ends[i]: where row i's object ends in json
+}
+
+func encodeRows(rows []Entry) *encodedRows {
+	e := &encodedRows{json: make([]byte, 0, 96*len(rows)), ends: make([]int, len(rows))}
+	for i := range rows {
+		if i > 0 {
+			e.json = append(e.json, ',')
+		}
+		e.json = rows[i].appendJSON(e.json)
+		e.ends[i] = len(e.json)
+	}
+	return e
+}
+
+// items returns the comma-separated objects of rows lo..hi-1 (shared: never written), never
+// nil.
+func (e *encodedRows) items(lo, hi int) []byte {
+	if lo >= hi {
+		return []byte{}
+	}
+	start := 0
+	if lo > 0 {
+		start = e.ends[lo-1] + 1
+	}
+	return e.json[start:e.ends[hi-1]:e.ends[hi-1]]
 }
 
 // appendStanding writes the fields member, above, below and total of a member's standing
@@ -131,7 +177,7 @@ func appendStanding(b []byte, member Entry, above, below []Entry, total int64) [
 
 func (p BoardPage) appendJSON(b []byte) []byte {
 	b = appendHead(b, p.Board, p.Period, p.Scope, p.PeriodEnd)
-	return append(p.staleness.appendJSON(appendPage(b, p.Total, p.Offset, p.Items)), '}')
+	return append(p.staleness.appendJSON(appendPage(b, p.Total, p.Offset, p.Items, p.itemsJSON)), '}')
 }
 
 func (s BoardStanding) appendJSON(b []byte) []byte {

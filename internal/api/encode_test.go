@@ -137,3 +137,35 @@ func TestCivilDate(t *testing.T) {
 		}
 	}
 }
+
+// TestPageCutFromEncodedRows: a page cut from a cached Top-100's encoding (every offset and
+// limit, empty pages included) is written byte for byte as encoding/json writes the page.
+func TestPageCutFromEncodedRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 50 {
+		rows := make([]Entry, rng.IntN(8))
+		for i := range rows {
+			rows[i] = randEntry(rng)
+		}
+		enc := encodeRows(rows)
+		for lo := 0; lo <= len(rows); lo++ {
+			for hi := lo; hi <= len(rows); hi++ {
+				for _, v := range []jsonAppender{
+					Page{Board: "steps", Day: "20261201", Total: 9, Offset: lo, Items: rows[lo:hi], itemsJSON: enc.items(lo, hi)},
+					BoardPage{Board: "b", Period: "total", Scope: "global", Total: 9, Offset: lo, Items: rows[lo:hi], itemsJSON: enc.items(lo, hi),
+						staleness: randStale(rng)},
+				} {
+					var want bytes.Buffer
+					if err := json.NewEncoder(&want).Encode(v); err != nil {
+						t.Fatal(err)
+					}
+					rec := httptest.NewRecorder()
+					writeJSON(rec, 200, v)
+					if got := rec.Body.String(); got != want.String() {
+						t.Fatalf("rows %d..%d of %d:\n got %s\nwant %s", lo, hi, len(rows), got, want.String())
+					}
+				}
+			}
+		}
+	}
+}
