@@ -271,19 +271,12 @@ func standingError(err error, member, boardName string) error {
 }
 
 // split separates a standing's rows (ascending rank) into the member's and those above and
-// below it (never nil).
+// below it (never nil): sub-slices of rows, which must not be nil.
 func split(rows []Entry, member string) (own Entry, above, below []Entry) {
-	above, below = []Entry{}, []Entry{}
-	found := false
-	for _, e := range rows {
-		switch {
-		case e.Member == member:
-			own, found = e, true
-		case !found:
-			above = append(above, e)
-		default:
-			below = append(below, e)
+	for i, e := range rows {
+		if e.Member == member {
+			return e, rows[:i:i], rows[i+1:]
 		}
 	}
-	return own, above, below
+	return own, rows, rows[len(rows):]
 }
