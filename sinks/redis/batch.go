@@ -18,7 +18,8 @@ const maxBatchReads = 64
 // one read of the network instead of their own, at the price of waiting for the round trip in
 // flight when one is. Every command is still sent after its read was queued.
 type batcher struct {
-	rdb goredis.UniversalClient
+	rdb   goredis.UniversalClient
+	pipes sync.Pool // of goredis.Pipeliner, emptied, for the reads' commands (Reader.pipeline)
 
 	mu      sync.Mutex
 	pending []*batchRead
