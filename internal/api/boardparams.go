@@ -112,6 +112,9 @@ func (p params) score() (scoreQuery, error) {
 // isGeneric tells whether a request to a steps endpoint uses the generic form (names period
 // or scope). A query string that does not parse is not: the steps endpoint refuses it.
 func isGeneric(raw string) bool {
+	if !strings.Contains(raw, "period") && !strings.Contains(raw, "scope") && !strings.Contains(raw, "%") {
+		return false // names neither, even escaped: no need to parse it (the steps endpoint does)
+	}
 	p, err := parseParams(raw, genericKeys...)
 	return err == nil && len(p) > 0
 }

@@ -24,6 +24,8 @@ type BoardPage struct {
 	Total     int64      `json:"total"`
 	Offset    int        `json:"offset"`
 	Items     []Entry    `json:"items"`
+	// itemsJSON is Items already written (encodedRows.items) when cut from a cached Top-100.
+	itemsJSON []byte
 	staleness
 }
 
@@ -61,7 +63,7 @@ type target struct {
 
 func (t target) page(top topPage, offset int) BoardPage {
 	return BoardPage{Board: t.board, Period: t.period, Scope: t.scope, PeriodEnd: t.end, Total: top.total, Offset: offset, Items: top.rows,
-		staleness: staleness{readAt: top.readAt}}
+		itemsJSON: top.itemsJSON, staleness: staleness{readAt: top.readAt}}
 }
 
 // resolve finds the board and the period of q at now: 404 for a board that is not declared,
@@ -181,6 +183,10 @@ type topPage struct {
 	total  int64
 	rows   []Entry   // never nil
 	readAt time.Time // when the read from Redis started
+	// enc is rows written as JSON, on a Top-100 in the board cache; itemsJSON, on a page cut
+	// from one, is its rows' part of it.
+	enc       *encodedRows
+	itemsJSON []byte
 }
 
 // pageRows returns the size of the board of key and its rows offset+1..offset+limit: those
@@ -196,13 +202,18 @@ func (s *Server) pageRows(ctx context.Context, key string, offset, limit int, re
 		return topPage{total: total, rows: entries(rows), readAt: start}, nil
 	}
 	if offset+limit <= MaxLimit {
-		top, ok, err := s.boardC.get(ctx, key, s.timeout, func(ctx context.Context) (topPage, error) { return load(ctx, 0, MaxLimit) })
+		top, ok, err := s.boardC.get(ctx, key, s.timeout, func(ctx context.Context) (topPage, error) {
+			top, err := load(ctx, 0, MaxLimit)
+			top.enc = encodeRows(top.rows)
+			return top, err
+		})
 		if ok {
 			if err != nil {
 				return topPage{}, err
 			}
-			// The cached rows are shared: a sub-slice, never written.
-			return topPage{total: top.total, rows: top.rows[min(offset, len(top.rows)):min(offset+limit, len(top.rows))], readAt: top.readAt}, nil
+			// The cached rows and their JSON are shared: sub-slices, never written.
+			lo, hi := min(offset, len(top.rows)), min(offset+limit, len(top.rows))
+			return topPage{total: top.total, rows: top.rows[lo:hi], readAt: top.readAt, itemsJSON: top.enc.items(lo, hi)}, nil
 		}
 	}
 	return s.pages.do(ctx, key+"\x00"+strconv.Itoa(offset)+"\x00"+strconv.Itoa(limit), s.timeout, func(ctx context.Context) (topPage, error) {
@@ -260,19 +271,12 @@ func standingError(err error, member, boardName string) error {
 }
 
 // split separates a standing's rows (ascending rank) into the member's and those above and
-// below it (never nil).
+// below it (never nil): sub-slices of rows, which must not be nil.
 func split(rows []Entry, member string) (own Entry, above, below []Entry) {
-	above, below = []Entry{}, []Entry{}
-	found := false
-	for _, e := range rows {
-		switch {
-		case e.Member == member:
-			own, found = e, true
-		case !found:
-			above = append(above, e)
-		default:
-			below = append(below, e)
+	for i, e := range rows {
+		if e.Member == member {
+			return e, rows[:i:i], rows[i+1:]
 		}
 	}
-	return own, above, below
+	return own, rows, rows[len(rows):]
 }

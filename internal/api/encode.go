@@ -25,13 +25,20 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b 
 
 const maxPooledBuf = 64 << 10
 
+// The header values of every JSON answer, shared (net/http copies a handler's header before
+// writing it, and an append to a full slice copies it).
+var (
+	jsonContentType = []string{"application/json"}
+	noStore         = []string{"no-store"}
+)
+
 // writeJSON writes v with the status code and the headers of obs.WriteJSON.
 func writeJSON(w http.ResponseWriter, code int, v jsonAppender) {
 	bp := bufPool.Get().(*[]byte)
 	b := append(v.appendJSON((*bp)[:0]), '\n')
 	h := w.Header()
-	h["Content-Type"] = []string{"application/json"}
-	h["Cache-Control"] = []string{"no-store"}
+	h["Content-Type"] = jsonContentType
+	h["Cache-Control"] = noStore
 	h["Content-Length"] = []string{strconv.Itoa(len(b))}
 	w.WriteHeader(code)
 	_, _ = w.Write(b)
@@ -69,7 +76,7 @@ func appendEntries(b []byte, es []Entry) []byte {
 
 func (p Page) appendJSON(b []byte) []byte {
 	b = appendStepsHead(b, p.Board, p.Day, p.Region)
-	return append(p.staleness.appendJSON(appendPage(b, p.Total, p.Offset, p.Items)), '}')
+	return append(p.staleness.appendJSON(appendPage(b, p.Total, p.Offset, p.Items, p.itemsJSON)), '}')
 }
 
 func (s Standing) appendJSON(b []byte) []byte {
@@ -106,14 +113,53 @@ func appendHead(b []byte, board, period, scope string, end *time.Time) []byte {
 	return appendTime(b, *end)
 }
 
-// appendPage writes the fields total, offset and items of a page (steps or generic board).
-func appendPage(b []byte, total int64, offset int, items []Entry) []byte {
+// appendPage writes the fields total, offset and items of a page (steps or generic board):
+// itemsJSON when not nil (items already written), else items.
+func appendPage(b []byte, total int64, offset int, items []Entry, itemsJSON []byte) []byte {
 	b = append(b, `,"total":`...)
 	b = strconv.AppendInt(b, total, 10)
 	b = append(b, `,"offset":`...)
 	b = strconv.AppendInt(b, int64(offset), 10)
 	b = append(b, `,"items":`...)
+	if itemsJSON != nil {
+		b = append(b, '[')
+		b = append(b, itemsJSON...)
+		return append(b, ']')
+	}
 	return appendEntries(b, items)
+}
+
+// encodedRows is a board's rows with each one's JSON object written once, kept beside a hot
+// board's cached Top-100: a page cut from it copies its rows' bytes instead of writing them
+// again for every request.
+type encodedRows struct {
+	json []byte // the objects, comma-separated
+	ends []int  // ends[i]: where row i's object ends in json
+}
+
+func encodeRows(rows []Entry) *encodedRows {
+	e := &encodedRows{json: make([]byte, 0, 96*len(rows)), ends: make([]int, len(rows))}
+	for i := range rows {
+		if i > 0 {
+			e.json = append(e.json, ',')
+		}
+		e.json = rows[i].appendJSON(e.json)
+		e.ends[i] = len(e.json)
+	}
+	return e
+}
+
+// items returns the comma-separated objects of rows lo..hi-1 (shared: never written), never
+// nil.
+func (e *encodedRows) items(lo, hi int) []byte {
+	if lo >= hi {
+		return []byte{}
+	}
+	start := 0
+	if lo > 0 {
+		start = e.ends[lo-1] + 1
+	}
+	return e.json[start:e.ends[hi-1]:e.ends[hi-1]]
 }
 
 // appendStanding writes the fields member, above, below and total of a member's standing
@@ -131,7 +177,7 @@ func appendStanding(b []byte, member Entry, above, below []Entry, total int64) [
 
 func (p BoardPage) appendJSON(b []byte) []byte {
 	b = appendHead(b, p.Board, p.Period, p.Scope, p.PeriodEnd)
-	return append(p.staleness.appendJSON(appendPage(b, p.Total, p.Offset, p.Items)), '}')
+	return append(p.staleness.appendJSON(appendPage(b, p.Total, p.Offset, p.Items, p.itemsJSON)), '}')
 }
 
 func (s BoardStanding) appendJSON(b []byte) []byte {
@@ -156,27 +202,33 @@ func (s staleness) appendJSON(b []byte) []byte {
 // zeros trimmed. The years it refuses (outside [0, 9999]) are beyond any reach time a board
 // holds before the year 10000.
 func appendTime(b []byte, t time.Time) []byte {
-	if t.Location() != time.UTC || t.Nanosecond()%int(time.Millisecond) != 0 || t.Year() > 9999 || t.Year() < 0 {
-		b = append(b, '"')
-		b = t.AppendFormat(b, time.RFC3339Nano)
-		return append(b, '"')
+	if t.Location() != time.UTC || t.Nanosecond()%int(time.Millisecond) != 0 {
+		return appendTimeGeneral(b, t)
 	}
 	// The board times: UTC, whole milliseconds (a third of a top-100 answer's encoding went
-	// to the general formatter).
-	year, month, day := t.Date()
-	hour, minute, sec := t.Clock()
+	// to the general formatter, and most of the rest to t.Date and t.Clock): the civil date
+	// from the days since 1970 (civilDate), the clock from the seconds of the day.
+	sec := t.Unix()
+	days, secOfDay := sec/86400, sec%86400
+	if secOfDay < 0 {
+		days, secOfDay = days-1, secOfDay+86400
+	}
+	year, month, day := civilDate(days)
+	if year < 0 || year > 9999 {
+		return appendTimeGeneral(b, t)
+	}
 	b = append(b, '"')
-	b = appendDigits(b, year, 4)
+	b = appendDigits(b, int(year), 4)
 	b = append(b, '-')
-	b = appendDigits(b, int(month), 2)
+	b = appendDigits(b, month, 2)
 	b = append(b, '-')
 	b = appendDigits(b, day, 2)
 	b = append(b, 'T')
-	b = appendDigits(b, hour, 2)
+	b = appendDigits(b, int(secOfDay/3600), 2)
 	b = append(b, ':')
-	b = appendDigits(b, minute, 2)
+	b = appendDigits(b, int(secOfDay/60%60), 2)
 	b = append(b, ':')
-	b = appendDigits(b, sec, 2)
+	b = appendDigits(b, int(secOfDay%60), 2)
 	if ms := t.Nanosecond() / int(time.Millisecond); ms != 0 {
 		b = append(b, '.')
 		switch { // trailing zeros trimmed, as RFC3339Nano does
@@ -191,14 +243,44 @@ func appendTime(b []byte, t time.Time) []byte {
 	return append(b, 'Z', '"')
 }
 
-// appendDigits writes v (>= 0) in exactly n decimal digits, zero-padded.
+// appendTimeGeneral is appendTime by the general formatter.
+func appendTimeGeneral(b []byte, t time.Time) []byte {
+	b = append(b, '"')
+	b = t.AppendFormat(b, time.RFC3339Nano)
+	return append(b, '"')
+}
+
+// civilDate is the proleptic Gregorian date of the day days after 1970-01-01 (negative:
+// before), by Howard Hinnant's days_from_civil inverse (exact for every int64 day count of a
+// time.Time).
+func civilDate(days int64) (year int64, month, day int) {
+	z := days + 719468
+	era := z / 146097
+	if z < 0 && z%146097 != 0 {
+		era--
+	}
+	doe := z - era*146097                                  // [0, 146096]
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365 // [0, 399]
+	doy := doe - (365*yoe + yoe/4 - yoe/100)               // [0, 365]
+	mp := (5*doy + 2) / 153                                // [0, 11], from March
+	day = int(doy - (153*mp+2)/5 + 1)
+	month = int(mp + 3)
+	if mp >= 10 {
+		month = int(mp - 9)
+	}
+	year = yoe + era*400
+	if month <= 2 {
+		year++
+	}
+	return year, month, day
+}
+
+// appendDigits writes v (>= 0) in exactly n (at most 4) decimal digits, zero-padded.
 func appendDigits(b []byte, v, n int) []byte {
-	for i := n - 1; i >= 0; i-- {
-		p := 1
-		for range i {
-			p *= 10
-		}
-		b = append(b, byte('0'+v/p%10))
+	b = append(b, "0000"[:n]...)
+	for i := len(b) - 1; n > 0; i, n = i-1, n-1 {
+		b[i] = byte('0' + v%10)
+		v /= 10
 	}
 	return b
 }

@@ -124,3 +124,48 @@ func TestHotAnswerJSON(t *testing.T) {
 		t.Fatalf("stale answer decodes to %v (%v)", back, err)
 	}
 }
+
+// TestCivilDate: appendTime's date arithmetic gives time's own date for every day of years
+// 0..9999 and of a stretch before year 0.
+func TestCivilDate(t *testing.T) {
+	first := time.Date(-400, 1, 1, 0, 0, 0, 0, time.UTC).Unix() / 86400
+	last := time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC).Unix() / 86400
+	for days := first; days <= last; days++ {
+		y, m, d := time.Unix(days*86400, 0).UTC().Date()
+		if gy, gm, gd := civilDate(days); gy != int64(y) || gm != int(m) || gd != d {
+			t.Fatalf("day %d: got %d-%d-%d, want %d-%d-%d", days, gy, gm, gd, y, m, d)
+		}
+	}
+}
+
+// TestPageCutFromEncodedRows: a page cut from a cached Top-100's encoding (every offset and
+// limit, empty pages included) is written byte for byte as encoding/json writes the page.
+func TestPageCutFromEncodedRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 50 {
+		rows := make([]Entry, rng.IntN(8))
+		for i := range rows {
+			rows[i] = randEntry(rng)
+		}
+		enc := encodeRows(rows)
+		for lo := 0; lo <= len(rows); lo++ {
+			for hi := lo; hi <= len(rows); hi++ {
+				for _, v := range []jsonAppender{
+					Page{Board: "steps", Day: "20261201", Total: 9, Offset: lo, Items: rows[lo:hi], itemsJSON: enc.items(lo, hi)},
+					BoardPage{Board: "b", Period: "total", Scope: "global", Total: 9, Offset: lo, Items: rows[lo:hi], itemsJSON: enc.items(lo, hi),
+						staleness: randStale(rng)},
+				} {
+					var want bytes.Buffer
+					if err := json.NewEncoder(&want).Encode(v); err != nil {
+						t.Fatal(err)
+					}
+					rec := httptest.NewRecorder()
+					writeJSON(rec, 200, v)
+					if got := rec.Body.String(); got != want.String() {
+						t.Fatalf("rows %d..%d of %d:\n got %s\nwant %s", lo, hi, len(rows), got, want.String())
+					}
+				}
+			}
+		}
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/rankstream/rankstream/internal/board"
@@ -120,6 +119,7 @@ func badRequest(msg string) error { return &apiError{http.StatusBadRequest, msg}
 // successful answer is kept as such), else 503 with Retry-After and a short reason, logged at
 // most once a second.
 func (s *Server) route(pattern string, h func(context.Context, *http.Request) (any, error)) {
+	observe := obs.NewHTTPRoute(pattern)
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
@@ -160,7 +160,7 @@ func (s *Server) route(pattern string, h func(context.Context, *http.Request) (a
 		} else {
 			obs.WriteJSON(w, code, v)
 		}
-		obs.ObserveHTTP(pattern, strconv.Itoa(code), time.Since(start))
+		observe.Observe(code, time.Since(start))
 	})
 }
 

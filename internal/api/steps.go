@@ -26,6 +26,8 @@ type Page struct {
 	Total  int64   `json:"total"`
 	Offset int     `json:"offset"`
 	Items  []Entry `json:"items"`
+	// itemsJSON is Items already written (encodedRows.items) when cut from a cached Top-100.
+	itemsJSON []byte
 	staleness
 }
 
@@ -55,7 +57,7 @@ func (s *Server) stepsBoard(ctx context.Context, r *http.Request) (any, error) {
 		return nil, err
 	}
 	return Page{Board: "steps", Day: q.Day.String(), Region: q.Region, Total: top.total, Offset: q.Offset, Items: top.rows,
-		staleness: staleness{readAt: top.readAt}}, nil
+		itemsJSON: top.itemsJSON, staleness: staleness{readAt: top.readAt}}, nil
 }
 
 // stepsMember answers GET /v1/boards/steps/members/{member}: with period or scope, as the

@@ -18,24 +18,30 @@ const maxBatchReads = 64
 // one read of the network instead of their own, at the price of waiting for the round trip in
 // flight when one is. Every command is still sent after its read was queued.
 type batcher struct {
-	rdb goredis.UniversalClient
+	rdb   goredis.UniversalClient
+	pipes sync.Pool // of goredis.Pipeliner, emptied, for the reads' commands (Reader.pipeline)
 
 	mu      sync.Mutex
 	pending []*batchRead
 	running bool
 }
 
-// batchRead is one read's commands; done is closed once they have their results.
+// batchRead is one read's commands; done receives one token once they have their results
+// (buffered: the loop never waits for a reader that gave up).
 type batchRead struct {
 	cmds []goredis.Cmder
 	done chan struct{}
 }
 
+// batchReads holds the batchReads whose token was received, for the next reads.
+var batchReads = sync.Pool{New: func() any { return &batchRead{done: make(chan struct{}, 1)} }}
+
 // exec queues cmds for the next round trip and waits for their results, or for ctx to end
 // (the round trip then still runs, bounded by the client's network timeouts). Its error is
 // the first of cmds' errors, as a pipeline's Exec would return it.
 func (b *batcher) exec(ctx context.Context, cmds []goredis.Cmder) error {
-	r := &batchRead{cmds: cmds, done: make(chan struct{})}
+	r := batchReads.Get().(*batchRead)
+	r.cmds = cmds
 	b.mu.Lock()
 	b.pending = append(b.pending, r)
 	if !b.running {
@@ -45,7 +51,9 @@ func (b *batcher) exec(ctx context.Context, cmds []goredis.Cmder) error {
 	b.mu.Unlock()
 	select {
 	case <-r.done:
-	case <-ctx.Done():
+		r.cmds = nil
+		batchReads.Put(r)
+	case <-ctx.Done(): // r is not reused: its token is still to come
 		return fmt.Errorf("redis: batched read: %w", ctx.Err())
 	}
 	for _, c := range cmds {
@@ -77,7 +85,7 @@ func (b *batcher) loop() {
 		// Each command holds its own result or error (a failed round trip sets it on all).
 		_, _ = pipe.Exec(context.Background())
 		for _, r := range batch {
-			close(r.done)
+			r.done <- struct{}{}
 		}
 		clear(batch)
 	}

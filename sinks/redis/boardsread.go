@@ -26,7 +26,7 @@ func (r *Reader) BoardPage(ctx context.Context, ref BoardRef, offset, limit int)
 	if offset < 0 || offset > MaxBoardOffset || limit < 0 || limit > MaxBoardLimit || ref.Shards < 1 {
 		return 0, nil, fmt.Errorf("%w: offset %d (at most %d), limit %d (at most %d), %d shards", ErrBoardBounds, offset, MaxBoardOffset, limit, MaxBoardLimit, ref.Shards)
 	}
-	pipe := r.rdb.Pipeline()
+	pipe := r.pipeline()
 	cards := make([]*goredis.IntCmd, ref.Shards)
 	heads := make([]*goredis.StringSliceCmd, ref.Shards)
 	for i := range ref.Shards {
@@ -64,7 +64,7 @@ func (r *Reader) BoardStanding(ctx context.Context, ref BoardRef, member string,
 		return 0, nil, fmt.Errorf("%w: %d neighbours (at most %d), %d shards", ErrBoardBounds, n, MaxBoardNeighbors, ref.Shards)
 	}
 	own := ShardOf(member, ref.Shards)
-	pipe := r.rdb.Pipeline()
+	pipe := r.pipeline()
 	prefixCmd := pipe.HGet(ctx, ScoreBoardMembersKey(ref, own), member)
 	err = r.exec(ctx, pipe)
 	if errors.Is(err, goredis.Nil) {
@@ -74,7 +74,7 @@ func (r *Reader) BoardStanding(ctx context.Context, ref BoardRef, member string,
 		return 0, nil, fmt.Errorf("redis: score board member %s: %w", ScoreBoardKey(ref, own), err)
 	}
 	entry := prefixCmd.Val() + member
-	pipe = r.rdb.Pipeline()
+	pipe = r.pipeline()
 	pipe.ZScore(ctx, ScoreBoardKey(ref, own), entry) // redis.Nil if the entry is gone
 	cards := make([]*goredis.IntCmd, ref.Shards)
 	before := make([]*goredis.IntCmd, ref.Shards)

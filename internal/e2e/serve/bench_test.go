@@ -356,10 +356,14 @@ func (f *fixture) openRaw(rd read, rate float64, d time.Duration) *vegeta.Metric
 }
 
 // openLean sends rate requests per second of the read to serve for d (openPaced), each
-// through a lean connection free at the time (a new one when none is).
-func openLean(base string, rd read, rate float64, d time.Duration) *vegeta.Metrics {
+// through a lean connection free at the time (a new one when none is), from a pool of workers
+// connections opened beforehand (leanPool.warm).
+func openLean(b *testing.B, base string, rd read, rate float64, d time.Duration) *vegeta.Metrics {
 	pool := &leanPool{base: base}
 	defer pool.closeAll()
+	if err := pool.warm(workers); err != nil {
+		b.Fatal(err)
+	}
 	return openPaced("serve "+rd.name, rate, d, func() error {
 		c := pool.take()
 		defer pool.put(c)
@@ -563,7 +567,7 @@ func BenchmarkReadPath(b *testing.B) {
 						b.ReportMetric(rawCPU.total()/serveCPU.total(), "cpu-ratio")
 						rate := raw / 2
 						b.ReportMetric(rate, "open-req/s")
-						reportOpen(b, openLean(base, rd, rate, openFor), openServe(base, rd, rate, openFor), f.openRaw(rd, rate, openFor))
+						reportOpen(b, openLean(b, base, rd, rate, openFor), openServe(base, rd, rate, openFor), f.openRaw(rd, rate, openFor))
 					}
 				})
 			}
@@ -575,7 +579,7 @@ func BenchmarkReadPath(b *testing.B) {
 		}
 		b.Run("fixed5k/"+rd.name, func(b *testing.B) {
 			for range b.N {
-				reportOpen(b, openLean(f.base, rd, fixedRate, openFor), openServe(f.base, rd, fixedRate, openFor), f.openRaw(rd, fixedRate, openFor))
+				reportOpen(b, openLean(b, f.base, rd, fixedRate, openFor), openServe(f.base, rd, fixedRate, openFor), f.openRaw(rd, fixedRate, openFor))
 			}
 		})
 	}
