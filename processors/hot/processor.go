@@ -116,6 +116,7 @@ type windowState struct {
 	admitBelow int64                // events before it may be routed while the view stays as it is (align)
 	saved      time.Time            // when it was last checkpointed
 	session    context.Context      // the goka partition session it belongs to
+	partials   inflight             // its partials on their way to Kafka
 }
 
 type processor struct {
@@ -155,7 +156,8 @@ func newProcessor(cfg Config, io *kafkaIO) *processor {
 }
 
 // graph returns the hot group's graph. Partials and checkpoints are not goka outputs: they are
-// written synchronously (kafkaIO), so a checkpoint never covers a partial still in flight.
+// written with the process's client (kafkaIO), and a checkpoint waits for the partials emitted
+// before it, so that it never covers a partial still in flight.
 func (p *processor) graph() *goka.GroupGraph {
 	return goka.DefineGroup(p.cfg.Names.Group(Group),
 		goka.Input(p.cfg.Names.Stream(topics.SearchQueries), topics.Raw{}, p.route),
@@ -455,10 +457,15 @@ func (p *processor) catchUp(ctx context.Context, w *windowState, q int32, to int
 	return err
 }
 
-// saveIfDue stores partition q's state as its checkpoint when the last one is Checkpoint old.
+// saveIfDue stores partition q's state as its checkpoint when the last one is Checkpoint old,
+// once every partial emitted before is stored: after a crash the partials the checkpoint does
+// not cover are emitted again from the loop records after it.
 func (p *processor) saveIfDue(ctx context.Context, q int32, w *windowState) error {
 	if time.Since(w.saved) < p.cfg.Checkpoint {
 		return nil
+	}
+	if err := w.partials.wait(ctx); err != nil {
+		return fmt.Errorf("hot processor: partials of partition %d: %w", q, err)
 	}
 	win, err := w.win.MarshalBinary()
 	if err != nil {
@@ -475,7 +482,8 @@ func (p *processor) saveIfDue(ctx context.Context, q int32, w *windowState) erro
 // close emits the partial Top-K of every window whose end the watermark passed (rules.low,
 // rules.target, rules.closing), from the first window (rules.firstEnd) on. An input partition
 // not heard from for Idle (wall clock) is left out, so a partition without traffic does not
-// stall the output.
+// stall the output. The partials go to Kafka without waiting (inflight): the partition's
+// goroutine goes on counting meanwhile, and the next checkpoint waits for them.
 func (p *processor) close(ctx context.Context, partition int32, w *windowState) error {
 	low, held := p.rules.low(w.view, time.Now())
 	if held || low < 0 {
@@ -490,7 +498,6 @@ func (p *processor) close(ctx context.Context, partition int32, w *windowState) 
 	if len(ends) == 0 {
 		return nil
 	}
-	recs := make([]*kgo.Record, 0, len(ends))
 	for _, end := range ends {
 		w.endMs = end
 		w.win.Advance(time.UnixMilli(end))
@@ -504,7 +511,8 @@ func (p *processor) close(ctx context.Context, partition int32, w *windowState) 
 			return err
 		}
 		w.dropped = 0
-		recs = append(recs, &kgo.Record{Topic: p.partials, Key: strconv.AppendInt(nil, end, 10), Value: value})
+		w.partials.add()
+		p.io.produceAsync(ctx, &kgo.Record{Topic: p.partials, Key: strconv.AppendInt(nil, end, 10), Value: value}, w.partials.done)
 	}
-	return p.io.produce(ctx, recs...)
+	return w.partials.failed()
 }
