@@ -10,6 +10,16 @@ import (
 	"github.com/rankstream/rankstream/internal/kafka"
 )
 
+// kafkaStore is what the processor writes to and reads from Kafka: kafkaIO, or a test's.
+type kafkaStore interface {
+	produceAsync(ctx context.Context, r *kgo.Record, done func(*kgo.Record, error))
+	producerContext() context.Context
+	produce(ctx context.Context, recs ...*kgo.Record) error
+	end(ctx context.Context, topic string, partition int32) (int64, error)
+	latest(ctx context.Context, topic string, partition int32) (*kgo.Record, error)
+	read(ctx context.Context, topic string, partition int32, from, to int64, fn func(*kgo.Record) error) error
+}
+
 // kafkaIO writes checkpoints synchronously through the process's Kafka client, partials (a
 // checkpoint waits for those emitted before it: inflight) and loop records (loopBuffer)
 // asynchronously, and reads a partition's latest checkpoint and loop records back.
