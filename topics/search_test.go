@@ -2,6 +2,8 @@ package topics
 
 import (
 	"errors"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -155,4 +157,47 @@ func FuzzDecodeSearchQuery(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzSearchQueryScanMatchesDecoder: DecodeSearchQuery (scanSearchQuery first) and the JSON
+// decoder alone give every record the same query and term, or the same reason.
+func FuzzSearchQueryScanMatchesDecoder(f *testing.F) {
+	for _, v := range []string{
+		`{"query":"  Black Friday  Deals ","ts":1796040000000,"user_id":"u123456"}`,
+		`{"query":"weather","ts":"2026-11-30T08:00:00+08:00","user_id":"u1"}`,
+		" {\"query\" :\t\"Snow\",\n\"ts\":-0 , \"user_id\":\"\"}\r\n",
+		`{}`, `{"query":""}`, `{"query":"x","ts":null}`, `{"query":null,"ts":1}`, `{"query":1,"ts":1}`,
+		`{"query":"x","ts":9223372036854775808}`, `{"query":"x","ts":-9223372036854775808}`, `{"query":"x","ts":1.5}`,
+		`{"query":"x","ts":1e3}`, `{"query":"x","ts":01}`, `{"query":"x","ts":"2026-11-30T08:00:00"}`, `{"query":"x","ts":"1796040000000"}`,
+		`{"query":"a","query":"b","ts":1796040000000}`, `{"Query":"x","ts":1796040000000}`, `{"query":"\u0041","ts":1796040000000}`,
+		`{"query":"x","ts":1796040000000,"x":1}`, `{"query":"x","ts":1796040000000}x`, `{"query":"x",}`, `{"query" "x"}`,
+		"{\"query\":\"a\x01\",\"ts\":1796040000000}", "{\"query\":\"\u00e9\u2028\x7f\u202e\u200b\ufffd\",\"ts\":1796040000000}",
+		`{"query":"x","ts":1796040000000,"user_id":"u:1"}`, `{"query":"x","ts":1796040000000,"user_id":"u 1"}`,
+		`{"query":"x","ts":"9999-12-31T23:59:59Z"}`, `{"query":"STRASSE Straße","ts":1796040000000}`,
+	} {
+		f.Add("u1", []byte(v), int64(1796040000000))
+	}
+	f.Fuzz(func(t *testing.T, key string, value []byte, recordMs int64) {
+		rec := time.UnixMilli(recordMs)
+		q1, term1, err1 := decodeSearchQuery(key, value, rec, true)
+		q2, term2, err2 := decodeSearchQuery(key, value, rec, false)
+		if fmt.Sprint(err1) != fmt.Sprint(err2) || !reflect.DeepEqual(q1, q2) || term1 != term2 {
+			t.Fatalf("on %q (key %q): with the scan %+v %q %v, without %+v %q %v", value, key, q1, term1, err1, q2, term2, err2)
+		}
+	})
+}
+
+// TestScanSearchQueryTakesTheCommonShapes: the queries producers send (loadgen's, the
+// contract's examples, with white space and non-ASCII text) decode without the JSON decoder.
+func TestScanSearchQueryTakesTheCommonShapes(t *testing.T) {
+	for _, v := range []string{
+		`{"query":"  Black Friday  Deals ","ts":1796040000000,"user_id":"u123456"}`,
+		`{"query":"weather","ts":"2026-11-30T08:00:00.123+08:00"}`,
+		"{ \"query\": \"天气 预报\",\n  \"ts\": 1796040000000,\n  \"user_id\": \"用户\"\n}\n",
+	} {
+		var q SearchQuery
+		if !scanSearchQuery([]byte(v), &q) {
+			t.Errorf("scanSearchQuery gave up on %s", v)
+		}
+	}
 }

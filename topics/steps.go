@@ -139,140 +139,28 @@ func stepField(name []byte) int {
 	return -1
 }
 
-// scanStepWire decodes b into w if b is a step report of the common shape: one object whose
-// keys are the wire's field names exactly as written in stepWire (each at most once), whose
-// strings hold no escape, steps an integer and ts an integer that fits int64 or an RFC 3339
-// string that parses, with JSON white space anywhere between the tokens. For anything else it
+// scanStepWire decodes b into w if b is a step report of the common shape (scanFlat: the
+// wire's field names exactly as written in stepWire, strings without escapes, steps an integer,
+// ts an integer that fits int64 or an RFC 3339 string that parses). For anything else it
 // returns false and leaves w untouched: the JSON decoder then decides, with its reasons. b
 // must be valid UTF-8. The strings of w share one copy of b.
 func scanStepWire(b []byte, w *stepWire) bool {
-	var span [numStepFields][2]int
-	var seen uint
-	tsString := false
-	i := skipSpace(b, 0)
-	if i == len(b) || b[i] != '{' {
-		return false
-	}
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		i++
-	} else {
-		for {
-			ks, ke := scanString(b, i)
-			if ke < 0 {
-				return false
-			}
-			f := stepField(b[ks:ke])
-			if f < 0 || seen&(1<<f) != 0 {
-				return false
-			}
-			seen |= 1 << f
-			if i = skipSpace(b, ke+1); i == len(b) || b[i] != ':' {
-				return false
-			}
-			if i = skipSpace(b, i+1); i == len(b) {
-				return false
-			}
-			if b[i] == '"' {
-				vs, ve := scanString(b, i)
-				if ve < 0 || f == fieldSteps {
-					return false
-				}
-				span[f] = [2]int{vs, ve}
-				tsString = tsString || f == fieldTS
-				i = ve + 1
-			} else {
-				e := scanInt(b, i)
-				if e == i || f != fieldSteps && f != fieldTS {
-					return false
-				}
-				span[f] = [2]int{i, e}
-				i = e
-			}
-			if i = skipSpace(b, i); i == len(b) {
-				return false
-			}
-			if b[i] == ',' {
-				i = skipSpace(b, i+1)
-				continue
-			}
-			if b[i] != '}' {
-				return false
-			}
-			i++
-			break
-		}
-	}
-	if skipSpace(b, i) != len(b) {
+	var o flatObject
+	const ints = 1<<fieldSteps | 1<<fieldTS
+	if !o.scan(b, stepField, ints, (1<<numStepFields-1)&^(1<<fieldSteps)) {
 		return false
 	}
 	s := string(b)
-	field := func(f int) string { return s[span[f][0]:span[f][1]] }
-	var ts time.Time
-	if seen&(1<<fieldTS) != 0 {
-		var err error
-		if tsString {
-			ts, err = time.Parse(time.RFC3339Nano, field(fieldTS))
-		} else {
-			var ms int64
-			ms, err = strconv.ParseInt(field(fieldTS), 10, 64)
-			ts = time.UnixMilli(ms)
-		}
-		if err != nil {
-			return false
-		}
+	ts, ok := o.time(s, fieldTS)
+	if !ok {
+		return false
 	}
-	*w = stepWire{RequestID: field(fieldRequestID), UserID: field(fieldUserID), DeviceID: field(fieldDeviceID),
-		TS: Timestamp{ts}, TZ: field(fieldTZ), Region: field(fieldRegion)}
-	if seen&(1<<fieldSteps) != 0 {
-		w.Steps = b[span[fieldSteps][0]:span[fieldSteps][1]]
+	*w = stepWire{RequestID: o.field(s, fieldRequestID), UserID: o.field(s, fieldUserID), DeviceID: o.field(s, fieldDeviceID),
+		TS: Timestamp{ts}, TZ: o.field(s, fieldTZ), Region: o.field(s, fieldRegion)}
+	if o.seen&(1<<fieldSteps) != 0 {
+		w.Steps = b[o.span[fieldSteps][0]:o.span[fieldSteps][1]]
 	}
 	return true
-}
-
-// skipSpace returns the index of the first byte at or after i that is not JSON white space.
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// scanString reads the JSON string starting at b[i] if it holds no escape and no control
-// character: its contents are b[start:end] and its closing quote b[end]; end is -1 otherwise.
-func scanString(b []byte, i int) (start, end int) {
-	if i >= len(b) || b[i] != '"' {
-		return 0, -1
-	}
-	for j := i + 1; j < len(b); j++ {
-		switch c := b[j]; {
-		case c == '"':
-			return i + 1, j
-		case c == '\\' || c < ' ':
-			return 0, -1
-		}
-	}
-	return 0, -1
-}
-
-// scanInt returns the end of the JSON integer (-?(0|[1-9][0-9]*)) starting at b[i], or i if
-// there is none. What follows it is the caller's to check: a fraction or an exponent is not
-// a delimiter, so the caller gives up.
-func scanInt(b []byte, i int) int {
-	j := i
-	if j < len(b) && b[j] == '-' {
-		j++
-	}
-	switch {
-	case j == len(b) || b[j] < '0' || b[j] > '9':
-		return i
-	case b[j] == '0':
-		return j + 1
-	}
-	for j < len(b) && b[j] >= '0' && b[j] <= '9' {
-		j++
-	}
-	return j
 }
 
 // count reads a required JSON integer in [0, max] written plainly: digits only, no sign,

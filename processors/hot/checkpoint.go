@@ -3,16 +3,26 @@ package hot
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rankstream/rankstream/internal/kafka"
 )
 
-// kafkaIO writes partials and checkpoints synchronously through the process's Kafka client, so
-// that a checkpoint is stored only after every partial emitted before it, writes the loop
-// records asynchronously (loopBuffer), and reads a partition's latest checkpoint and loop
-// records back.
+// kafkaStore is what the processor writes to and reads from Kafka: kafkaIO, or a test's.
+type kafkaStore interface {
+	produceAsync(ctx context.Context, r *kgo.Record, done func(*kgo.Record, error))
+	producerContext() context.Context
+	produce(ctx context.Context, recs ...*kgo.Record) error
+	end(ctx context.Context, topic string, partition int32) (int64, error)
+	latest(ctx context.Context, topic string, partition int32) (*kgo.Record, error)
+	read(ctx context.Context, topic string, partition int32, from, to int64, fn func(*kgo.Record) error) error
+}
+
+// kafkaIO writes checkpoints synchronously through the process's Kafka client, partials (a
+// checkpoint waits for those emitted before it: inflight) and loop records (loopBuffer)
+// asynchronously, and reads a partition's latest checkpoint and loop records back.
 type kafkaIO struct {
 	cl *kafka.Client
 	// ctx is the loop records' context: it outlives the goka sessions (and Run's context), so
@@ -21,7 +31,7 @@ type kafkaIO struct {
 	ctx context.Context
 }
 
-// produceAsync hands a loop record to the client (kafka.Client.Produce).
+// produceAsync hands a record to the client (kafka.Client.Produce).
 func (k *kafkaIO) produceAsync(ctx context.Context, r *kgo.Record, done func(*kgo.Record, error)) {
 	k.cl.Produce(ctx, r, done)
 }
@@ -65,4 +75,61 @@ func (k *kafkaIO) read(ctx context.Context, topic string, partition int32, from,
 		return fmt.Errorf("hot: read %s/%d: %w", topic, partition, err)
 	}
 	return nil
+}
+
+// inflight counts a loop partition's partials handed to the client and not yet acknowledged,
+// and keeps the first failure. The partition's goroutine adds and waits, the client's
+// acknowledge.
+type inflight struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n falls to 0; nil while nobody waits
+	err  error
+}
+
+func (f *inflight) add() {
+	f.mu.Lock()
+	f.n++
+	f.mu.Unlock()
+}
+
+// done is the produce callback of a partial.
+func (f *inflight) done(_ *kgo.Record, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err != nil && f.err == nil {
+		f.err = fmt.Errorf("hot: partial: %w", err)
+	}
+	if f.n--; f.n == 0 && f.idle != nil {
+		close(f.idle)
+		f.idle = nil
+	}
+}
+
+// failed returns the first partial's failure, if any.
+func (f *inflight) failed() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
+}
+
+// wait returns once every partial added is acknowledged, with the first failure, or when ctx
+// ends (the session: a partial still in flight then fails when its context does).
+func (f *inflight) wait(ctx context.Context) error {
+	f.mu.Lock()
+	if f.n == 0 {
+		defer f.mu.Unlock()
+		return f.err
+	}
+	if f.idle == nil {
+		f.idle = make(chan struct{})
+	}
+	idle := f.idle
+	f.mu.Unlock()
+	select {
+	case <-idle:
+		return f.failed()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

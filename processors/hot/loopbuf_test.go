@@ -258,3 +258,32 @@ func TestLoopBufferFlushes(t *testing.T) {
 		}
 	})
 }
+
+// TestInflight: a checkpoint's wait for the partials returns once all are acknowledged, with
+// the first failure, or when its context ends first.
+func TestInflight(t *testing.T) {
+	var f inflight
+	if err := f.wait(context.Background()); err != nil {
+		t.Fatalf("wait with nothing in flight: %v", err)
+	}
+	f.add()
+	f.add()
+	f.done(nil, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if err := f.wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("wait with a partial in flight: %v, want the context's end", err)
+	}
+	boom := errors.New("boom")
+	waited := make(chan error, 1)
+	go func() { waited <- f.wait(context.Background()) }()
+	f.done(nil, boom)
+	if err := <-waited; !errors.Is(err, boom) {
+		t.Fatalf("wait: %v, want the failure", err)
+	}
+	f.add()
+	f.done(nil, nil)
+	if err := f.failed(); !errors.Is(err, boom) {
+		t.Fatalf("failed: %v, want the first failure kept", err)
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lovoo/goka"
@@ -116,6 +117,10 @@ type windowState struct {
 	admitBelow int64                // events before it may be routed while the view stays as it is (align)
 	saved      time.Time            // when it was last checkpointed
 	session    context.Context      // the goka partition session it belongs to
+	partials   inflight             // its partials on their way to Kafka
+	// For the input partitions of the process routing to it (reachable), from any goroutine:
+	reach   atomic.Int64   // the event time from which a term is held (win's end + lookahead)
+	applied []atomic.Int64 // by input partition, the watermark of its last marker applied
 }
 
 type processor struct {
@@ -124,7 +129,7 @@ type processor struct {
 	partials    string
 	checkpoints string
 	loop        string
-	io          *kafkaIO
+	io          kafkaStore
 	markerKeys  []string
 	shape       topics.HotShape
 	rules       rules
@@ -134,9 +139,10 @@ type processor struct {
 	inputs      []*inputState      // by input partition, each used by its partition's goroutine only
 	mu          sync.Mutex         // guards windows; each partition's state is used by its own goroutine only
 	windows     map[int32]*windowState
+	local       []atomic.Pointer[windowState] // by loop partition, its state if this process holds it (reachable)
 }
 
-func newProcessor(cfg Config, io *kafkaIO) *processor {
+func newProcessor(cfg Config, io kafkaStore) *processor {
 	cfg.defaults()
 	obs.HotSlide.Set(cfg.Slide.Seconds())
 	p := &processor{
@@ -149,13 +155,15 @@ func newProcessor(cfg Config, io *kafkaIO) *processor {
 		shape: topics.HotShape{WindowMs: cfg.Window.Milliseconds(), SlideMs: cfg.Slide.Milliseconds(),
 			LookaheadMs: cfg.Lookahead.Milliseconds(), K: int64(cfg.K)},
 		rules: newRules(cfg), drops: newDropLog(cfg.Log), loopMetrics: newLoopMetrics(),
+		local: make([]atomic.Pointer[windowState], cfg.Partitions),
 	}
 	p.markerKeys = markerKeys(cfg.Partitions)
 	return p
 }
 
 // graph returns the hot group's graph. Partials and checkpoints are not goka outputs: they are
-// written synchronously (kafkaIO), so a checkpoint never covers a partial still in flight.
+// written with the process's client (kafkaIO), and a checkpoint waits for the partials emitted
+// before it, so that it never covers a partial still in flight.
 func (p *processor) graph() *goka.GroupGraph {
 	return goka.DefineGroup(p.cfg.Names.Group(Group),
 		goka.Input(p.cfg.Names.Stream(topics.SearchQueries), topics.Raw{}, p.route),
@@ -223,54 +231,14 @@ func (p *processor) route(ctx goka.Context, msg any) {
 	if err := p.align(ctx, in, ms); err != nil && ctx.Context().Err() == nil {
 		ctx.Fail(err)
 	}
+	to := kafka.PartitionOf(term, p.cfg.Partitions)
+	if err := p.reachable(ctx.Context(), in.win, ctx.Partition(), to, ms); err != nil && ctx.Context().Err() == nil {
+		ctx.Fail(err)
+	}
 	// Taken away (rebalance, shutdown) while it waited, the term goes now (the buffer, closed,
 	// flushes it at once): its commit must not skip it, and a loop partition holds a term
 	// beyond the sketch's reach until the window gets there (windowState.held).
-	in.buf.add(kafka.PartitionOf(term, p.cfg.Partitions), term, ms, ctx.Offset(), ctx.DeferCommit())
-}
-
-// align waits until an event at ms may be routed (rules.admits), judged from the view of the
-// loop partition of the same number, which this goroutine owns too (goka co-partitioning). That
-// partition's records are behind this callback in the same goroutine, so while waiting it
-// reads them itself from Kafka (catch-up) and applies them; goka delivers them later and
-// count skips them. Every loop partition receives every input partition's markers, so the
-// view is global, across instances. It returns ctx's error when the session ends.
-func (p *processor) align(ctx goka.Context, in *inputState, ms int64) error {
-	w := in.win
-	if w == nil || w.session != ctx.Context() {
-		var err error
-		if w, err = p.window(ctx.Context(), ctx.Partition()); err != nil {
-			return err
-		}
-		in.win = w
-	}
-	if ms < w.admitBelow { // the view has not changed since: the bound holds
-		return nil
-	}
-	q := ctx.Partition()
-	wait := time.Millisecond
-	for now := time.Now(); !p.rules.admits(w.view, ms, now); now = time.Now() {
-		end, err := p.io.end(ctx.Context(), p.loop, q)
-		switch {
-		case err != nil:
-		case end > w.loopOffset+1: // records to read: they may move the watermarks
-			if err = p.catchUp(ctx.Context(), w, q, end); err == nil {
-				wait = time.Millisecond
-				continue
-			}
-		default: // nothing new yet: wait for the other partitions' markers
-			select {
-			case <-ctx.Context().Done():
-				err = ctx.Context().Err()
-			case <-time.After(wait):
-				wait = min(2*wait, 100*time.Millisecond)
-				continue
-			}
-		}
-		return err
-	}
-	w.admitBelow = p.rules.admitBelow(w.view, time.Now())
-	return nil
+	in.buf.add(to, term, ms, ctx.Offset(), ctx.DeferCommit())
 }
 
 // count applies a loop record to its partition's window: its terms are counted, a marker moves
@@ -333,7 +301,9 @@ func (p *processor) apply(ctx context.Context, w *windowState, partition int32, 
 		}
 		w.mark(r.Partition, r.Ms, time.Now())
 		w.admitBelow = math.MinInt64
-		return p.close(ctx, partition, w)
+		err := p.close(ctx, partition, w)
+		w.advanced(p.shape.LookaheadMs)
+		return err
 	}
 	return nil
 }
@@ -392,7 +362,9 @@ func (p *processor) window(ctx context.Context, q int32) (*windowState, error) {
 	p.mu.Lock()
 	p.windows[q] = w
 	p.mu.Unlock()
+	p.local[q].Store(w)
 	context.AfterFunc(w.session, func() { // revoked or stopped: free the state
+		p.local[q].CompareAndSwap(w, nil)
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if p.windows[q] == w {
@@ -411,7 +383,7 @@ func (p *processor) restore(ctx context.Context, q int32) (*windowState, error) 
 		return nil, fmt.Errorf("hot processor: %w", err)
 	}
 	now := time.Now()
-	w := &windowState{view: newView(now), win: win, seen: map[int32]int64{}, loopOffset: -1, admitBelow: math.MinInt64, saved: now, session: ctx}
+	w := newWindowState(ctx, win, p.cfg.Partitions, now)
 	rec, err := p.io.latest(ctx, p.checkpoints, q)
 	if err != nil || rec == nil || rec.Value == nil { // nil: none yet, or cleared by Replay
 		return w, err
@@ -432,6 +404,7 @@ func (p *processor) restore(ctx context.Context, q int32) (*windowState, error) 
 		for part := range w.marks {
 			w.markedAt[part] = now
 		}
+		w.advanced(p.shape.LookaheadMs)
 	}
 	return w, nil
 }
@@ -455,10 +428,15 @@ func (p *processor) catchUp(ctx context.Context, w *windowState, q int32, to int
 	return err
 }
 
-// saveIfDue stores partition q's state as its checkpoint when the last one is Checkpoint old.
+// saveIfDue stores partition q's state as its checkpoint when the last one is Checkpoint old,
+// once every partial emitted before is stored: after a crash the partials the checkpoint does
+// not cover are emitted again from the loop records after it.
 func (p *processor) saveIfDue(ctx context.Context, q int32, w *windowState) error {
 	if time.Since(w.saved) < p.cfg.Checkpoint {
 		return nil
+	}
+	if err := w.partials.wait(ctx); err != nil {
+		return fmt.Errorf("hot processor: partials of partition %d: %w", q, err)
 	}
 	win, err := w.win.MarshalBinary()
 	if err != nil {
@@ -475,7 +453,8 @@ func (p *processor) saveIfDue(ctx context.Context, q int32, w *windowState) erro
 // close emits the partial Top-K of every window whose end the watermark passed (rules.low,
 // rules.target, rules.closing), from the first window (rules.firstEnd) on. An input partition
 // not heard from for Idle (wall clock) is left out, so a partition without traffic does not
-// stall the output.
+// stall the output. The partials go to Kafka without waiting (inflight): the partition's
+// goroutine goes on counting meanwhile, and the next checkpoint waits for them.
 func (p *processor) close(ctx context.Context, partition int32, w *windowState) error {
 	low, held := p.rules.low(w.view, time.Now())
 	if held || low < 0 {
@@ -490,7 +469,6 @@ func (p *processor) close(ctx context.Context, partition int32, w *windowState) 
 	if len(ends) == 0 {
 		return nil
 	}
-	recs := make([]*kgo.Record, 0, len(ends))
 	for _, end := range ends {
 		w.endMs = end
 		w.win.Advance(time.UnixMilli(end))
@@ -504,7 +482,8 @@ func (p *processor) close(ctx context.Context, partition int32, w *windowState) 
 			return err
 		}
 		w.dropped = 0
-		recs = append(recs, &kgo.Record{Topic: p.partials, Key: strconv.AppendInt(nil, end, 10), Value: value})
+		w.partials.add()
+		p.io.produceAsync(ctx, &kgo.Record{Topic: p.partials, Key: strconv.AppendInt(nil, end, 10), Value: value}, w.partials.done)
 	}
-	return p.io.produce(ctx, recs...)
+	return w.partials.failed()
 }

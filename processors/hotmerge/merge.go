@@ -2,13 +2,13 @@ package hotmerge
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/lovoo/goka"
+	"github.com/segmentio/encoding/json"
 
 	"github.com/rankstream/rankstream/internal/backoff"
 	"github.com/rankstream/rankstream/internal/kafka"

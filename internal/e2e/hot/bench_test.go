@@ -7,6 +7,11 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"sync/atomic"
 	"syscall"
@@ -40,7 +45,10 @@ import (
 // and publish); the pipeline then catches up with that backlog, timed from the hot group's
 // first callback until its committed offsets cover every query and Redis holds the snapshot of
 // the last window the data lets close; cpu-us/query is this process's CPU time over the same
-// interval per query. Run it once: -benchtime 1x.
+// interval per query. Run it once: -benchtime 1x. With RANKSTREAM_HOT_PROFILE=<folder> set,
+// the timed part's CPU profile, block profile (every blocking event), mutex profile and
+// execution trace are saved there (hot.cpu.pprof, hot.block.pprof, hot.mutex.pprof,
+// hot.trace): where the time goes and where the goroutines wait.
 func BenchmarkHotThroughput(b *testing.B) {
 	const n, span = loadgen.BenchQueries, loadgen.BenchSpan
 	p := newHotPipeline(b, hot.Config{}) // the defaults: window 1 h, slide 5 s, lateness 2 s
@@ -64,6 +72,7 @@ func BenchmarkHotThroughput(b *testing.B) {
 	var first atomic.Int64 // UnixNano of the hot group's first callback
 	b.ResetTimer()
 	cpu0 := processCPU(b)
+	stopProfile := profileHot(b)
 	p.start(goka.WithContextWrapper(func(ctx goka.Context) goka.Context {
 		if first.Load() == 0 {
 			first.CompareAndSwap(0, time.Now().UnixNano())
@@ -76,6 +85,7 @@ func BenchmarkHotThroughput(b *testing.B) {
 	path := float64(n) / time.Since(time.Unix(0, first.Load())).Seconds()
 	cpu := processCPU(b) - cpu0
 	b.StopTimer()
+	stopProfile()
 	// A sanity check, not a proof (TestHotSearchSnapshotsAreExact is): the last snapshot is
 	// full and holds the planted trend.
 	if s, _ := p.latest(); len(s.Items) != 100 || !slices.ContainsFunc(s.Items, func(it topics.TopKItem) bool { return it.Item == "black friday" }) {
@@ -94,6 +104,49 @@ func BenchmarkHotThroughput(b *testing.B) {
 	b.ReportMetric(path/ceiling, "goka-ratio")
 	b.ReportMetric(float64(cpu.Nanoseconds())/1e3/n, "cpu-us/query")
 	b.ReportMetric(float64(noopCPU.Nanoseconds())/1e3/n, "goka-noop-cpu-us/record")
+}
+
+// profileHot starts the profiles BenchmarkHotThroughput saves when RANKSTREAM_HOT_PROFILE names
+// a folder; the returned function stops and saves them.
+func profileHot(b *testing.B) (stop func()) {
+	dir := os.Getenv("RANKSTREAM_HOT_PROFILE")
+	if dir == "" {
+		return func() {}
+	}
+	create := func(name string) *os.File {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return f
+	}
+	cpu, tr := create("hot.cpu.pprof"), create("hot.trace")
+	if err := pprof.StartCPUProfile(cpu); err != nil {
+		b.Fatal(err)
+	}
+	if err := trace.Start(tr); err != nil {
+		b.Fatal(err)
+	}
+	runtime.SetBlockProfileRate(1)
+	runtime.SetMutexProfileFraction(1)
+	return func() {
+		pprof.StopCPUProfile()
+		trace.Stop()
+		for _, name := range []string{"block", "mutex"} {
+			f := create("hot." + name + ".pprof")
+			if err := pprof.Lookup(name).WriteTo(f, 0); err != nil {
+				b.Error(err)
+			}
+			f.Close()
+		}
+		runtime.SetBlockProfileRate(0)
+		runtime.SetMutexProfileFraction(0)
+		for _, f := range []*os.File{cpu, tr} {
+			if err := f.Close(); err != nil {
+				b.Error(err)
+			}
+		}
+	}
 }
 
 // processCPU is the CPU time (user and system) this process has used so far. Per query, it is
