@@ -1,58 +1,231 @@
 package kafka
 
 import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/maphash"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/lovoo/goka/storage"
 )
 
-// memStore is a goka table storage in a map. goka's own storage.MemoryBuilder keeps its keys
-// sorted on every Set (a sort per record: 77% of the steps processor's CPU in a profile), so
-// it is unusable past a few thousand keys. This one costs a map write per Set and sorts only
-// when somebody iterates, which the processors never do on their hot path.
+// memStore is a goka table storage in memory, one per partition. goka's own
+// storage.MemoryBuilder keeps its keys sorted on every Set (a sort per record: 77% of the
+// steps processor's CPU in a profile), so it is unusable past a few thousand keys. This one
+// holds no Go pointer per key, so that the collector neither scans nor frees anything per
+// record and a key costs no map entry, string or slice header of its own:
+//
+//   - slab holds the records one after the other, each its key's length times two plus one
+//     if the record is dead and its value's length (uvarints), the key and the value. Only
+//     that dead bit changes once a record is written: a Set of a key appends a new record and
+//     marks the old one dead, so a value Get returned never changes (goka decodes it after
+//     the lock is released, and a view reads it from another goroutine).
+//   - index is an open-addressing hash table (linear probing, at most 3/4 full) of slots:
+//     0 is empty, else the record's offset in slab plus one (low 40 bits) and the top 24
+//     bits of the key's hash, which rule out most other keys without reading slab.
+//
+// Once the dead records make up a quarter of slab, compact copies the live ones, in slab
+// order, into a new slab (values handed out keep the old one alive until they are dropped),
+// so the table holds at most a third more than its live records, and a Set pays for about
+// four records copied in return.
 type memStore struct {
 	mu     sync.RWMutex
-	data   map[string][]byte
+	seed   maphash.Seed
+	slab   []byte
+	index  []uint64
+	keys   int // live records
+	dead   int // bytes of slab in dead records
 	offset int64
 	hasOff bool
 }
 
+const (
+	slotRefBits = 40
+	slotRefMask = 1<<slotRefBits - 1
+	// minIndex is the slots of an empty table's index.
+	minIndex = 64
+	// minCompact is the dead bytes below which a slab is never compacted: a small table
+	// would copy itself over and over for little.
+	minCompact = 64 << 10
+)
+
+// errSlabFull: a partition's records do not fit the 40 bits of a slot's offset (1 TiB).
+var errSlabFull = errors.New("kafka: in-memory table: a partition holds 1 TiB of records")
+
 func memoryBuilder() storage.Builder {
-	return func(string, int32) (storage.Storage, error) {
-		return &memStore{data: make(map[string][]byte)}, nil
-	}
+	return func(string, int32) (storage.Storage, error) { return newMemStore(), nil }
+}
+
+func newMemStore() *memStore {
+	return &memStore{seed: maphash.MakeSeed(), index: make([]uint64, minIndex)}
 }
 
 func (m *memStore) Open() error          { return nil }
 func (m *memStore) Close() error         { return nil }
 func (m *memStore) MarkRecovered() error { return nil }
 
+// record returns the key and the value of the record at off in slab, and where it ends. The
+// value's capacity ends with it, so that appending to it cannot write into slab.
+func record(slab []byte, off int) (key, value []byte, end int) {
+	kl, n1 := binary.Uvarint(slab[off:])
+	kl >>= 1 // the dead bit
+	vl, n2 := binary.Uvarint(slab[off+n1:])
+	k := off + n1 + n2
+	v := k + int(kl)
+	end = v + int(vl)
+	return slab[k:v], slab[v:end:end], end
+}
+
+// find returns the slot of key (hash h) in the index, and whether it holds key; if not, the
+// slot is the empty one where key belongs.
+func (m *memStore) find(key string, h uint64) (int, bool) {
+	mask := len(m.index) - 1
+	tag := h >> slotRefBits
+	for i := int(h) & mask; ; i = (i + 1) & mask {
+		s := m.index[i]
+		if s == 0 {
+			return i, false
+		}
+		if s>>slotRefBits == tag {
+			if k, _, _ := record(m.slab, int(s&slotRefMask)-1); string(k) == key {
+				return i, true
+			}
+		}
+	}
+}
+
+// home is the slot where the record of slot s belongs.
+func (m *memStore) home(s uint64) int {
+	k, _, _ := record(m.slab, int(s&slotRefMask)-1)
+	return int(maphash.Bytes(m.seed, k)) & (len(m.index) - 1)
+}
+
 func (m *memStore) Has(key string) (bool, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	_, ok := m.data[key]
+	_, ok := m.find(key, maphash.String(m.seed, key))
 	return ok, nil
 }
 
+// Get returns the key's value, nil if there is none. The value is never modified afterwards.
 func (m *memStore) Get(key string) ([]byte, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	return m.data[key], nil
+	i, ok := m.find(key, maphash.String(m.seed, key))
+	if !ok {
+		return nil, nil
+	}
+	_, v, _ := record(m.slab, int(m.index[i]&slotRefMask)-1)
+	return v, nil
 }
 
+// Set stores a copy of value.
 func (m *memStore) Set(key string, value []byte) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.data[key] = value
+	off := len(m.slab)
+	if off+2*binary.MaxVarintLen64+len(key)+len(value) >= slotRefMask {
+		return errSlabFull
+	}
+	h := maphash.String(m.seed, key)
+	i, ok := m.find(key, h)
+	if ok {
+		old := int(m.index[i]&slotRefMask) - 1
+		_, v, end := record(m.slab, old)
+		if bytes.Equal(v, value) {
+			return nil
+		}
+		m.slab[old] |= 1
+		m.dead += end - old
+	} else if (m.keys+1)*4 > len(m.index)*3 {
+		m.resize(len(m.index) * 2)
+		i, _ = m.find(key, h)
+	}
+	if !ok {
+		m.keys++
+	}
+	m.slab = binary.AppendUvarint(m.slab, uint64(len(key))<<1)
+	m.slab = binary.AppendUvarint(m.slab, uint64(len(value)))
+	m.slab = append(m.slab, key...)
+	m.slab = append(m.slab, value...)
+	m.index[i] = h>>slotRefBits<<slotRefBits | uint64(off+1)
+	m.compactIfWasteful()
 	return nil
 }
 
 func (m *memStore) Delete(key string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.data, key)
+	i, ok := m.find(key, maphash.String(m.seed, key))
+	if !ok {
+		return nil
+	}
+	off := int(m.index[i]&slotRefMask) - 1
+	_, _, end := record(m.slab, off)
+	m.slab[off] |= 1
+	m.dead += end - off
+	m.keys--
+	// Backward-shift deletion: move up every following record of the run that may sit in
+	// the freed slot, so that no probe stops early at a hole.
+	mask := len(m.index) - 1
+	for j := (i + 1) & mask; m.index[j] != 0; j = (j + 1) & mask {
+		if (j-m.home(m.index[j]))&mask >= (j-i)&mask {
+			m.index[i] = m.index[j]
+			i = j
+		}
+	}
+	m.index[i] = 0
+	if m.keys == 0 { // nothing live: start over, the dead records with the old slab
+		m.slab, m.dead = nil, 0
+		clear(m.index)
+		return nil
+	}
+	m.compactIfWasteful()
 	return nil
+}
+
+// resize rebuilds the index with n slots (a power of two).
+func (m *memStore) resize(n int) {
+	old := m.index
+	m.index = make([]uint64, n)
+	for _, s := range old {
+		if s == 0 {
+			continue
+		}
+		i := m.home(s)
+		for m.index[i] != 0 {
+			i = (i + 1) & (n - 1)
+		}
+		m.index[i] = s
+	}
+}
+
+// compactIfWasteful copies the live records into a new slab once the dead ones make up a
+// quarter of it, leaving a third of the live bytes free for the Sets to come. It reads slab
+// in order, which costs a look-up in the index per live record but no random read of slab.
+func (m *memStore) compactIfWasteful() {
+	if m.dead < minCompact || m.dead*4 < len(m.slab) {
+		return
+	}
+	live := len(m.slab) - m.dead
+	slab := make([]byte, 0, live+live/3)
+	mask := len(m.index) - 1
+	for off := 0; off < len(m.slab); {
+		k, _, end := record(m.slab, off)
+		if m.slab[off]&1 == 0 {
+			i := int(maphash.Bytes(m.seed, k)) & mask
+			for int(m.index[i]&slotRefMask) != off+1 {
+				i = (i + 1) & mask
+			}
+			m.index[i] = m.index[i]&^slotRefMask | uint64(len(slab)+1)
+			slab = append(slab, m.slab[off:end]...)
+		}
+		off = end
+	}
+	m.slab, m.dead = slab, 0
 }
 
 func (m *memStore) GetOffset(def int64) (int64, error) {
@@ -77,18 +250,26 @@ func (m *memStore) Iterator() (storage.Iterator, error) { return m.IteratorWithR
 func (m *memStore) IteratorWithRange(start, limit []byte) (storage.Iterator, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	var keys []string
-	for k := range m.data {
-		if (start == nil || k >= string(start)) && (limit == nil || k < string(limit)) {
-			keys = append(keys, k)
+	type kv struct {
+		key   string
+		value []byte
+	}
+	var recs []kv
+	for _, s := range m.index {
+		if s == 0 {
+			continue
+		}
+		k, v, _ := record(m.slab, int(s&slotRefMask)-1)
+		if (start == nil || string(k) >= string(start)) && (limit == nil || string(k) < string(limit)) {
+			recs = append(recs, kv{string(k), v})
 		}
 	}
-	slices.Sort(keys)
-	vals := make([][]byte, len(keys))
-	for i, k := range keys {
-		vals[i] = m.data[k]
+	slices.SortFunc(recs, func(a, b kv) int { return strings.Compare(a.key, b.key) })
+	it := &memIter{keys: make([]string, len(recs)), vals: make([][]byte, len(recs)), pos: -1}
+	for i, r := range recs {
+		it.keys[i], it.vals[i] = r.key, r.value
 	}
-	return &memIter{keys: keys, vals: vals, pos: -1}, nil
+	return it, nil
 }
 
 type memIter struct {

@@ -1,7 +1,14 @@
 package kafka
 
 import (
+	"bytes"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -45,5 +52,200 @@ func TestMemStore(t *testing.T) {
 	it, _ = s.Iterator()
 	if !it.Seek([]byte("1095")) || !it.Next() || string(it.Key()) != "1095" {
 		t.Fatal("seek")
+	}
+}
+
+// memOp is one step of a memStore script: set key to value, or delete key (del).
+type memOp struct {
+	key   string
+	value []byte
+	del   bool
+}
+
+// TestMemStoreScripts runs scripts of Sets and Deletes, each checked against a map after
+// every step: extreme keys and values, overwrites with bigger and smaller values, deletes of
+// keys in a probe run, and enough overwrites to compact the slab many times.
+func TestMemStoreScripts(t *testing.T) {
+	huge := bytes.Repeat([]byte("h"), 3<<20)
+	set := func(k, v string) memOp { return memOp{key: k, value: []byte(v)} }
+	del := func(k string) memOp { return memOp{key: k, del: true} }
+	var churn, grow, drain []memOp
+	for i := range 60_000 { // 200 keys overwritten 300 times with values of 0 to 2 KiB
+		churn = append(churn, memOp{key: fmt.Sprint("k", i%200), value: bytes.Repeat([]byte{byte(i)}, i*7%2048)})
+	}
+	for i := range 5_000 { // an index growing from 64 slots to 8,192
+		grow = append(grow, set(strconv.Itoa(i), strconv.Itoa(i*i)))
+	}
+	drain = append(drain, grow...)
+	for i := range 5_000 { // then empty again, in another order
+		drain = append(drain, del(strconv.Itoa(i*7919%5000)))
+	}
+	for _, tc := range []struct {
+		name string
+		ops  []memOp
+	}{
+		{"empty value", []memOp{set("a", ""), set("b", "x"), set("a", "")}},
+		{"empty key", []memOp{set("", "v"), set("a", "w"), set("", ""), del(""), set("", "z")}},
+		{"bigger then smaller", []memOp{set("a", "1"), set("a", strings.Repeat("2", 300)), set("a", "3"), set("b", "4")}},
+		{"huge value", []memOp{set("a", "x"), {key: "h", value: huge}, set("a", "y"), {key: "h", value: huge[1:]}, del("h")}},
+		{"huge key", []memOp{set(strings.Repeat("k", 100_000), "v"), set("k", "w"), del(strings.Repeat("k", 100_000))}},
+		{"delete missing", []memOp{del("a"), set("a", "1"), del("b"), del("a"), del("a")}},
+		{"delete all then set", []memOp{set("a", "1"), set("b", "2"), del("a"), del("b"), set("c", "3")}},
+		{"same value again", []memOp{set("a", "1"), set("a", "1"), set("a", "2")}},
+		{"churn", churn},
+		{"grow", grow},
+		{"drain", drain},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newMemStore()
+			want := map[string][]byte{}
+			for n, op := range tc.ops {
+				var err error
+				if op.del {
+					err = m.Delete(op.key)
+					delete(want, op.key)
+				} else {
+					err = m.Set(op.key, op.value)
+					want[op.key] = op.value
+				}
+				if err != nil {
+					t.Fatalf("op %d: %v", n, err)
+				}
+				if n%97 == 0 || n == len(tc.ops)-1 {
+					checkMemStore(t, m, want)
+				}
+			}
+		})
+	}
+}
+
+// checkMemStore checks that m holds exactly want, and that its slab wastes at most a quarter
+// (beyond the bytes it may always leave).
+func checkMemStore(t *testing.T, m *memStore, want map[string][]byte) {
+	t.Helper()
+	if m.keys != len(want) {
+		t.Fatalf("%d keys, want %d", m.keys, len(want))
+	}
+	for k, v := range want {
+		got, _ := m.Get(k)
+		if ok, _ := m.Has(k); !ok || !bytes.Equal(got, v) || got == nil {
+			t.Fatalf("key %.20q: has %v, value %.20q (nil %v), want %.20q", k, ok, got, got == nil, v)
+		}
+	}
+	for _, k := range []string{"missing", "k-1"} {
+		if _, there := want[k]; there {
+			continue
+		}
+		if v, _ := m.Get(k); v != nil {
+			t.Fatalf("missing key %q has value %q", k, v)
+		}
+		if ok, _ := m.Has(k); ok {
+			t.Fatalf("missing key %q is there", k)
+		}
+	}
+	if m.dead >= minCompact && m.dead*4 > len(m.slab) {
+		t.Fatalf("%d dead bytes in a slab of %d", m.dead, len(m.slab))
+	}
+	it, _ := m.Iterator()
+	var keys []string
+	for it.Next() {
+		v, _ := it.Value()
+		if !bytes.Equal(v, want[string(it.Key())]) {
+			t.Fatalf("iterator: key %.20q has %.20q", it.Key(), v)
+		}
+		keys = append(keys, string(it.Key()))
+	}
+	if !slices.Equal(keys, slices.Sorted(maps.Keys(want))) {
+		t.Fatalf("iterator: %d keys, want %d sorted", len(keys), len(want))
+	}
+}
+
+// TestMemStoreValuesStay checks that a value Get or an iterator returned never changes,
+// whatever happens to the store afterwards (overwrites, compactions, deletes), and that
+// appending to it does not write into the store.
+func TestMemStoreValuesStay(t *testing.T) {
+	m := newMemStore()
+	for i := range 1000 {
+		_ = m.Set(strconv.Itoa(i), []byte("first"+strconv.Itoa(i)))
+	}
+	kept := map[string][]byte{}
+	for i := range 1000 {
+		k := strconv.Itoa(i)
+		kept[k], _ = m.Get(k)
+	}
+	it, _ := m.Iterator()
+	_ = it.Seek([]byte("500"))
+	_ = it.Next()
+	iterValue, _ := it.Value()
+	v, _ := m.Get("7")
+	_ = append(v, "XXXX"...) // must not overwrite the next record
+	compactions := 0
+	for round := range 200 {
+		for i := range 1000 {
+			if slab := len(m.slab); m.Set(strconv.Itoa(i), bytes.Repeat([]byte{byte(round)}, i%50)) != nil || len(m.slab) < slab {
+				compactions++
+			}
+		}
+	}
+	_ = m.Delete("3")
+	if compactions == 0 {
+		t.Fatal("no compaction: the test tests nothing")
+	}
+	for k, v := range kept {
+		if string(v) != "first"+k {
+			t.Fatalf("value of %s changed to %q", k, v)
+		}
+	}
+	if string(iterValue) != "first500" {
+		t.Fatalf("iterator value changed to %q", iterValue)
+	}
+}
+
+// TestMemStoreConcurrent reads values while another goroutine rewrites them (run with -race):
+// a view reads a table from other goroutines than its updater.
+func TestMemStoreConcurrent(t *testing.T) {
+	m := newMemStore()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := range 50_000 {
+			_ = m.Set(strconv.Itoa(i%500), []byte(strconv.Itoa(i)))
+			if i%1000 == 0 {
+				_ = m.Delete(strconv.Itoa(i % 500))
+			}
+		}
+	})
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20_000 {
+		k := strconv.Itoa(rng.IntN(500))
+		v, _ := m.Get(k)
+		if len(v) > 0 {
+			if n, err := strconv.Atoi(string(v)); err != nil || strconv.Itoa(n%500) != k {
+				t.Fatalf("key %s has value %q", k, v)
+			}
+		}
+	}
+	wg.Wait()
+}
+
+// BenchmarkMemStore sets and gets the values of 200k keys (the steps bench's users, one
+// partition holding them all) the way the steps processor does: a Get, then a Set of a
+// value a few bytes longer.
+func BenchmarkMemStore(b *testing.B) {
+	const users = 200_000
+	keys := make([]string, users)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("user-%07d", i)
+	}
+	m, _ := memoryBuilder()("topic", 0)
+	value := make([]byte, 64)
+	for _, k := range keys {
+		_ = m.Set(k, value[:40])
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		k := keys[i*7919%users]
+		v, _ := m.Get(k)
+		_ = m.Set(k, value[:40+(len(v)-39)%24])
 	}
 }

@@ -22,7 +22,8 @@ import (
 // server-wide), and how the records lo to hi (excluded) of the benchmark's input reach Topic
 // (Produce: they are acknowledged when it returns). HTTP, when not empty, is the process's
 // --http address: with RANKSTREAM_SLICE_PROFILE=<folder> set, Measure saves a CPU profile of the
-// timed part and a heap profile at its end there (<group>.cpu.pprof, <group>.heap.pprof).
+// timed part and a heap profile at the peak of its live heap there (<group>.cpu.pprof,
+// <group>.heap.pprof).
 type Slice struct {
 	Process *Process
 	HTTP    string
@@ -80,25 +81,30 @@ func (s Slice) Measure(b *testing.B, n int) SliceCosts {
 
 // profile starts a CPU profile of the process when RANKSTREAM_SLICE_PROFILE names a folder
 // and the process's HTTP address is known: 15 s from 1 s into the timed part (a run of 1M
-// records at full speed ends within it; the idle rest adds few samples). The returned function waits for it and saves it with a heap
-// profile taken then. The profiles tell where the time and memory go; the figures come from
-// /proc and INFO.
+// records at full speed ends within it; the idle rest adds few samples). Meanwhile, until the
+// timed part ends, it samples the heap every second and keeps the heap profile taken at the
+// largest heap goal (NextGC, twice the live heap at GOGC 100): the live heap at its peak,
+// which sets the peak RSS. The returned function, called when the timed part ends, waits for
+// the CPU profile and saves both. The profiles tell where the time and memory go; the figures
+// come from /proc and INFO.
 func (s Slice) profile(b *testing.B) (wait func()) {
 	dir := os.Getenv("RANKSTREAM_SLICE_PROFILE")
 	if dir == "" || s.HTTP == "" {
 		return func() {}
 	}
-	save := func(name, query string) {
+	get := func(query string) ([]byte, error) {
 		resp, err := http.Get("http://" + s.HTTP + "/debug/pprof/" + query)
 		if err != nil {
-			b.Errorf("testenv: profile %s: %v", name, err)
-			return
+			return nil, err
 		}
 		defer resp.Body.Close()
 		body, err := io.ReadAll(resp.Body)
 		if err == nil && resp.StatusCode != http.StatusOK {
 			err = fmt.Errorf("%s: %s", resp.Status, body)
 		}
+		return body, err
+	}
+	save := func(name string, body []byte, err error) {
 		if err == nil {
 			err = os.WriteFile(filepath.Join(dir, s.Group+"."+name+".pprof"), body, 0o644)
 		}
@@ -106,15 +112,53 @@ func (s Slice) profile(b *testing.B) (wait func()) {
 			b.Errorf("testenv: profile %s: %v", name, err)
 		}
 	}
-	done := make(chan struct{})
+	cpuDone, stop, heapDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go func() {
-		defer close(done)
+		defer close(cpuDone)
 		time.Sleep(time.Second)
-		save("cpu", "profile?seconds=15")
+		body, err := get("profile?seconds=15")
+		save("cpu", body, err)
+	}()
+	var heap []byte
+	var heapErr error
+	go func() {
+		defer close(heapDone)
+		var most int64 = -1
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+			// The text form ends with the runtime's MemStats, NextGC among them.
+			text, err := get("heap?debug=1")
+			var goal int64
+			if err == nil {
+				_, after, _ := strings.Cut(string(text), "\n# NextGC = ")
+				num, _, _ := strings.Cut(after, "\n")
+				goal, err = strconv.ParseInt(num, 10, 64)
+			}
+			if err == nil && goal > most {
+				var body []byte
+				if body, err = get("heap"); err == nil {
+					most, heap = goal, body
+				}
+			}
+			if err != nil && heap == nil {
+				heapErr = err
+			}
+		}
 	}()
 	return func() {
-		<-done
-		save("heap", "heap")
+		close(stop)
+		<-heapDone
+		<-cpuDone
+		if heap == nil && heapErr == nil { // a timed part shorter than a second
+			heap, heapErr = get("heap")
+		}
+		save("heap", heap, heapErr)
 	}
 }
 
