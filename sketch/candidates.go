@@ -168,7 +168,6 @@ func (w *Window) admit(c int32, h uint64, item string, est uint32) {
 func (w *Window) evict(c int32) {
 	cd := &w.cands[c]
 	w.tableDelete(cd.hash, c)
-	w.filterDrop(c)
 	if cd.total > 0 {
 		stride := w.cfg.candidates
 		w.sketchAddSlots(cd.hash, cd.lo, func(p int) uint32 {
@@ -216,7 +215,6 @@ func (w *Window) sketchAddSlots(h uint64, lo int64, count func(pos int) uint32) 
 // release frees candidate c, whose counts are all zero, outside the heap.
 func (w *Window) release(c int32) {
 	w.tableDelete(w.cands[c].hash, c)
-	w.filterDrop(c)
 	w.cands[c] = candidate{pos: -1, lo: math.MaxInt64}
 	w.free = append(w.free, c)
 }

@@ -16,29 +16,7 @@ func (w *Window) check() error {
 	if err := w.checkSketch(); err != nil {
 		return err
 	}
-	if err := w.checkCandidates(); err != nil {
-		return err
-	}
-	return w.checkFilter()
-}
-
-// checkFilter verifies that every entry of the front filter holds the item
-// of a candidate, in that item's entry.
-func (w *Window) checkFilter() error {
-	for i, e := range w.filter {
-		if e.n == 0 {
-			continue
-		}
-		if e.c < 0 || int(e.c) >= len(w.cands) || w.cands[e.c].pos < 0 {
-			return fmt.Errorf("filter entry %d names candidate %d, which is free", i, e.c)
-		}
-		item := w.cands[e.c].item
-		a, b, ok := filterKey(item)
-		if !ok || a != e.a || b != e.b || e.n != int32(len(item)) || filterIndex(a, b, len(item)) != i {
-			return fmt.Errorf("filter entry %d does not hold candidate %q", i, item)
-		}
-	}
-	return nil
+	return w.checkCandidates()
 }
 
 // slotRange is the range of window ends whose slot times fit in int64

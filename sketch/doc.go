@@ -44,17 +44,6 @@
 // the heavy hitters from inflating the other items' estimates (as in the
 // Augmented Sketch of Roy, Khan and Alonso, 2016).
 //
-// In front of the candidate table sits that paper's filter: a small
-// direct-mapped cache (256 entries) of candidates whose items are 1 to 16
-// bytes long, each entry holding the item's bytes, which identify it
-// exactly, and the candidate's index. An event found there is counted as
-// any candidate's event, without hashing the item or probing the table. The
-// filter holds no counts: a candidate takes its entry when one of its events
-// goes through the table and the entry is empty or holds a candidate with
-// fewer exact events, and leaves it when it stops being a candidate, so the
-// window's state and results are the same with or without it, and it is
-// neither encoded nor merged.
-//
 // # Guarantees
 //
 // For every item reported by TopK or Count, the true number of its events in
@@ -97,8 +86,7 @@
 //
 //	4·width·depth·(blocks kept + 1)           sketch (blocks kept = ⌈slots/block⌉ + 1, with the lookahead's slots)
 //	+ 4·candidates·(window + lookahead)/slide  exact per-slot counts
-//	+ about 120·candidates                     candidates, heap, table
-//	+ 6 KiB                                    front filter
+//	+ about 150·candidates                     candidates, heap, table
 //	+ the candidates' item strings
 //
 // The defaults take 3.4 MiB per window (K = 100, 512 candidates, 1 h window,
@@ -121,9 +109,8 @@
 //
 // # Performance
 //
-// Add finds the event's slot through a one-slot cache, then looks the item
-// up in the front filter; if it is not there, hashes it once (AddHash takes
-// the hash) and probes the candidate table. A candidate's event then
+// Add hashes the item once (AddHash takes the hash), finds its slot through
+// a one-slot cache and probes the candidate table. A candidate's event then
 // only increments its slot count and its heap key; another item's event
 // reads four counters and updates them in two arrays that fit in the CPU's
 // second-level cache. That is 23 to 33 ns per event on the benchmark machine

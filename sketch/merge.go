@@ -19,7 +19,6 @@ func (w *Window) Clone() *Window {
 	c.heap = append(make([]heapEntry, 0, cap(w.heap)), w.heap...)
 	c.free = append(make([]int32, 0, cap(w.free)), w.free...)
 	c.table = slices.Clone(w.table)
-	c.filter = slices.Clone(w.filter)
 	return &c
 }
 

@@ -206,10 +206,9 @@ func (c config) cells() int { return c.width * c.depth }
 func (c config) fixedBytes() int64 {
 	f := float64(c.width) * float64(c.depth) * 4 * float64(c.liveBlocks()+1)                // block sketches + aggregate
 	f += float64(c.candidates) * float64(c.ringSlots()) * 4                                 // exact per-slot counts
-	f += float64(c.candidates) * float64(candidateBytes+heapEntryBytes+4+4*tableEntryBytes) // candidates, heap, table
+	f += float64(c.candidates) * float64(candidateBytes+heapEntryBytes+4+8*tableEntryBytes) // candidates, heap, table
 	f += float64(c.ringSlots()) * 8                                                         // per-slot totals
 	f += float64(c.liveBlocks()) * float64(c.candidates) * 4                                // per-block scratch
-	f += filterEntries * filterEntryBytes                                                   // front filter
 	f += windowStructBytes
 	if f > math.MaxInt64/2 {
 		return math.MaxInt64 / 2

@@ -18,7 +18,6 @@ func TestSizeConstants(t *testing.T) {
 		{"candidate", unsafe.Sizeof(candidate{}), candidateBytes},
 		{"heapEntry", unsafe.Sizeof(heapEntry{}), heapEntryBytes},
 		{"tableEntry", unsafe.Sizeof(tableEntry{}), tableEntryBytes},
-		{"filterEntry", unsafe.Sizeof(filterEntry{}), filterEntryBytes},
 		{"Window", unsafe.Sizeof(Window{}), windowStructBytes},
 	} {
 		if c.got > c.limit || (c.name != "Window" && c.got != c.limit) {

@@ -57,8 +57,6 @@ type Window struct {
 	free  []int32     // free candidate indexes, a stack
 	table []tableEntry
 	shift uint // 64 − log2(len(table))
-	// filter caches the table for the heaviest candidates (filter.go).
-	filter []filterEntry
 
 	stats Stats
 
@@ -139,11 +137,10 @@ func newWindow(cfg config) *Window {
 	w.heap = make([]heapEntry, 0, cfg.candidates)
 	w.free = make([]int32, 0, cfg.candidates)
 	tableSize := 4
-	for tableSize < 4*cfg.candidates { // load at most 1/4; the filter takes the heaviest
+	for tableSize < 8*cfg.candidates {
 		tableSize *= 2
 	}
 	w.table = make([]tableEntry, tableSize)
-	w.filter = make([]filterEntry, filterEntries)
 	w.shift = 64
 	for s := tableSize; s > 1; s /= 2 {
 		w.shift--
@@ -165,7 +162,6 @@ func (w *Window) resetState() {
 func (w *Window) clearCandidates() {
 	clear(w.cands)
 	clear(w.table)
-	clear(w.filter)
 	w.heap = w.heap[:0]
 	w.free = w.free[:0]
 	for c := len(w.cands) - 1; c >= 0; c-- {
@@ -200,15 +196,10 @@ func (w *Window) K() int { return w.cfg.k }
 // window's end than the lookahead are dropped. Before the first Advance the
 // window ends at the slot of the first event. Add allocates only when the
 // item becomes a candidate (one copy of its string).
-func (w *Window) Add(item string, ts time.Time) { w.add(0, false, item, ts) }
+func (w *Window) Add(item string, ts time.Time) { w.AddHash(Hash(item), item, ts) }
 
 // AddHash is Add for a caller that already has h == Hash(item).
-func (w *Window) AddHash(h uint64, item string, ts time.Time) { w.add(h, true, item, ts) }
-
-// add is Add, and AddHash when hashed. It is written as one function, by
-// hand: the compiler would not inline its parts, and calls cost a tenth of
-// the path.
-func (w *Window) add(h uint64, hashed bool, item string, ts time.Time) {
+func (w *Window) AddHash(h uint64, item string, ts time.Time) {
 	sec := ts.Unix()
 	if sec < minSec || sec > maxSec {
 		if !w.locateFar(sec) {
@@ -229,58 +220,27 @@ func (w *Window) add(h uint64, hashed bool, item string, ts time.Time) {
 		w.newest = w.cacheSlot
 	}
 	// A candidate is counted exactly, in its slot, and not in the sketch.
-	// The heaviest are found in the front filter without hashing; the others
-	// through the table, whose first probe is inlined here (see lookup).
-	c := int32(-1)
-	// filterKey, inlined by hand.
-	var fa, fb uint64
-	fok := true
-	switch n := len(item); {
-	case n >= 8 && n <= 16:
-		fa, fb = load64(item, 0), load64(item, n-8)
-	case n >= 4 && n < 8:
-		fa, fb = load32(item, 0), load32(item, n-4)
-	case n > 0 && n < 4:
-		fa = uint64(item[0]) | uint64(item[n>>1])<<8 | uint64(item[n-1])<<16
-	default:
-		fok = false
-	}
-	var fe *filterEntry
-	if fok {
-		fe = &w.filter[filterIndex(fa, fb, len(item))]
-		if fe.a == fa && fe.b == fb && fe.n == int32(len(item)) {
-			c = fe.c
+	// The table's first probe is inlined here (see lookup), as is the rest
+	// of the path: the compiler would not, and calls cost a tenth of it.
+	i := w.home(h)
+	if e := w.table[i]; e.c != 0 {
+		c := e.c - 1
+		if e.tag != uint32(h>>32) || w.cands[c].hash != h || !sameItem(w.cands[c].item, item) {
+			c = w.lookupFrom(h, item, i)
 		}
-	}
-	if c < 0 {
-		if !hashed {
-			h = Hash(item)
-		}
-		i := w.home(h)
-		if e := w.table[i]; e.c != 0 {
-			c = e.c - 1
-			if e.tag != uint32(h>>32) || w.cands[c].hash != h || !sameItem(w.cands[c].item, item) {
-				c = w.lookupFrom(h, item, i)
+		if c >= 0 {
+			w.ring[w.cacheRing+int(c)]++
+			cd := &w.cands[c]
+			cd.total++
+			cd.lo = min(cd.lo, w.cacheSlot)
+			p := int(cd.pos)
+			w.heap[p].key++
+			// Heavy items sit at the min-heap's leaves: nothing to sift.
+			if 2*p+1 < len(w.heap) {
+				w.down(p)
 			}
-			// The candidate takes its filter entry if it is empty or
-			// holds a candidate with fewer exact events.
-			if c >= 0 && fok && (fe.n == 0 || w.cands[fe.c].total < w.cands[c].total) {
-				*fe = filterEntry{a: fa, b: fb, n: int32(len(item)), c: c}
-			}
+			return
 		}
-	}
-	if c >= 0 {
-		w.ring[w.cacheRing+int(c)]++
-		cd := &w.cands[c]
-		cd.total++
-		cd.lo = min(cd.lo, w.cacheSlot)
-		p := int(cd.pos)
-		w.heap[p].key++
-		// Heavy items sit at the min-heap's leaves: nothing to sift.
-		if 2*p+1 < len(w.heap) {
-			w.down(p)
-		}
-		return
 	}
 	// Any other item: it becomes a candidate if the sketch's estimate of its
 	// earlier events, plus this one, beats the smallest candidate; otherwise
@@ -350,7 +310,7 @@ func (w *Window) SizeBytes() int {
 		4*(cap(w.agg)+cap(w.blocks)+cap(w.ring)) +
 		8*(cap(w.blockEvents)+cap(w.slotEvents)) +
 		candidateBytes*cap(w.cands) + heapEntryBytes*cap(w.heap) +
-		4*cap(w.free) + tableEntryBytes*cap(w.table) + filterEntryBytes*cap(w.filter)
+		4*cap(w.free) + tableEntryBytes*cap(w.table)
 	for _, e := range w.heap {
 		n += len(w.cands[e.c].item)
 	}
