@@ -159,19 +159,25 @@ func (p *Process) Exited() error {
 
 // CPU is the processor time the process used so far (user and system, from /proc).
 func (p *Process) CPU() (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	return PidCPU(p.cmd.Process.Pid, p.Name)
+}
+
+// PidCPU is the processor time the process pid (called name in errors) used so far (user and
+// system, from /proc).
+func PidCPU(pid int, name string) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, fmt.Errorf("testenv: cpu of %s: %w", p.Name, err)
+		return 0, fmt.Errorf("testenv: cpu of %s: %w", name, err)
 	}
 	// The fields after the command name (which may hold spaces) start after its ')'.
 	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
 	if len(f) < 13 {
-		return 0, fmt.Errorf("testenv: cpu of %s: short /proc stat", p.Name)
+		return 0, fmt.Errorf("testenv: cpu of %s: short /proc stat", name)
 	}
 	utime, err1 := strconv.ParseInt(f[11], 10, 64)
 	stime, err2 := strconv.ParseInt(f[12], 10, 64)
 	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("testenv: cpu of %s: %q %q", p.Name, f[11], f[12])
+		return 0, fmt.Errorf("testenv: cpu of %s: %q %q", name, f[11], f[12])
 	}
 	const ticks = 100 // USER_HZ on Linux
 	return time.Duration(utime+stime) * time.Second / ticks, nil

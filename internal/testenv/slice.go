@@ -44,6 +44,10 @@ type SliceCosts struct {
 	CPUMicros, RedisCPUMicros, RedisCommands, RedisWrites float64
 	// PeakRSSMiB is the process's peak resident memory so far (VmHWM).
 	PeakRSSMiB float64
+	// BrokerCPUMicros is the broker's CPU per record (the producing of the input included),
+	// when RANKSTREAM_SLICE_BROKER_PID names the broker's process (deploy/local/servers.sh
+	// keeps it in kafka.pid of its folder); 0 otherwise.
+	BrokerCPUMicros float64
 }
 
 // Measure produces the input's record 0 and waits until the group committed it (start-up left out),
@@ -55,6 +59,7 @@ func (s Slice) Measure(b *testing.B, n int) SliceCosts {
 	s.Produce(0, 1)
 	WaitCommitted(b, s.Admin, s.Group, s.Topic, 1, 5*time.Minute)
 	cpu0, rcpu0, rcmd0, rw0 := s.cpu(b), RedisCPU(b, s.Redis), redisCommands(b, s.Redis), redisWrites(b, s.Redis)
+	bcpu0 := brokerCPU(b)
 	b.ResetTimer()
 	start := time.Now()
 	stopProfile := s.profile(b)
@@ -69,6 +74,9 @@ func (s Slice) Measure(b *testing.B, n int) SliceCosts {
 		RedisCPUMicros: per(RedisCPU(b, s.Redis) - rcpu0),
 		RedisCommands:  float64(redisCommands(b, s.Redis)-rcmd0) / float64(n-1),
 		RedisWrites:    float64(redisWrites(b, s.Redis)-rw0) / float64(n-1),
+	}
+	if bcpu0 >= 0 {
+		c.BrokerCPUMicros = per(brokerCPU(b) - bcpu0)
 	}
 	stopProfile()
 	peak, err := s.Process.PeakRSS()
@@ -171,6 +179,27 @@ func (c SliceCosts) Report(b *testing.B, unit string) {
 	b.ReportMetric(c.RedisCommands, "redis-cmds/"+unit)
 	b.ReportMetric(c.RedisWrites, "redis-writes/"+unit)
 	b.ReportMetric(c.PeakRSSMiB, "peak-RSS-MiB")
+	if c.BrokerCPUMicros > 0 {
+		b.ReportMetric(c.BrokerCPUMicros, "broker-cpu-µs/"+unit)
+	}
+}
+
+// brokerCPU is the CPU time so far of the broker whose process RANKSTREAM_SLICE_BROKER_PID
+// names, -1 when it is not set.
+func brokerCPU(b *testing.B) time.Duration {
+	v := os.Getenv("RANKSTREAM_SLICE_BROKER_PID")
+	if v == "" {
+		return -1
+	}
+	pid, err := strconv.Atoi(v)
+	if err != nil {
+		b.Fatalf("testenv: RANKSTREAM_SLICE_BROKER_PID=%q: %v", v, err)
+	}
+	d, err := PidCPU(pid, "broker")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d
 }
 
 func (s Slice) cpu(b *testing.B) time.Duration {

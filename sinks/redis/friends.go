@@ -65,10 +65,10 @@ const maxFriendUsersPerPipeline = 1_000
 // write sends per user one SADD of the friends it has and one SREM of those it left, in
 // pipelines of maxFriendUsersPerPipeline users. Every write is absolute per pair, so a
 // flush written again (a retry, a redelivery) changes nothing.
-func (w *FriendsWriter) write(ctx context.Context, items map[userFriend]*bool) error {
+func (w *FriendsWriter) write(ctx context.Context, b *asyncBatch[userFriend, bool]) error {
 	type change struct{ add, rem []any }
 	users := make(map[string]*change)
-	for k, v := range items {
+	for k, v := range b.items {
 		c := users[k.user]
 		if c == nil {
 			c = &change{}

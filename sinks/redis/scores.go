@@ -78,9 +78,9 @@ func (w *ScoresWriter) Err() error { return w.q.err() }
 // scope's, and its removal from the scopes it left (from all of them when it was deleted).
 // An update the boards cannot hold is skipped and logged (it can never be written; the
 // processor's rules keep them out).
-func (w *ScoresWriter) write(ctx context.Context, items map[memberPeriod]*board.ScoreUpdate) error {
-	writes := make([]BoardWrite, 0, 2*len(items))
-	for _, u := range items {
+func (w *ScoresWriter) write(ctx context.Context, b *asyncBatch[memberPeriod, board.ScoreUpdate]) error {
+	writes := make([]BoardWrite, 0, 2*len(b.items))
+	for u := range b.values() {
 		shards, ok := w.shards[u.Board]
 		if !ok {
 			w.skip(u, fmt.Errorf("board %q is not declared", u.Board))
@@ -111,7 +111,7 @@ func (w *ScoresWriter) write(ctx context.Context, items map[memberPeriod]*board.
 	for len(writes) > 0 {
 		n := min(len(writes), maxWritesPerPipeline)
 		if err := w.w.Write(ctx, writes[:n]); err != nil {
-			return fmt.Errorf("redis sink: %d member-periods: %w", len(items), err)
+			return fmt.Errorf("redis sink: %d member-periods: %w", len(b.items), err)
 		}
 		writes = writes[n:]
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
+	"strconv"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -12,16 +12,18 @@ import (
 	"github.com/rankstream/rankstream/internal/board"
 )
 
-// setMax stores, for each KEYS[i], ARGV[2i-1] unless the key holds a number at least as
-// large, with its expiry at ARGV[2i] (unix seconds) in the same SET (one write a raised key,
-// not a SET and an EXPIREAT; a key's expiry depends only on its day, so a key not raised keeps
-// the one it got). Values only grow, so a late or repeated write never lowers what readers
-// see. One call takes many keys (setMaxGroups): on a Redis Cluster, keys of one slot.
+// setMax stores, for each KEYS[i], ARGV[i+1] unless the key holds a number at least as
+// large, and then sets the key to expire at ARGV[1] (unix seconds; a key's expiry depends only
+// on its day, so one call takes keys of one day, and a key not raised keeps the one it got).
+// Values only grow, so a late or repeated write never lowers what readers see. One call takes
+// many keys (setMaxGroups): on a Redis Cluster, keys of one slot. SET ... EXAT (Redis 6.2,
+// like ZADD GT) sets value and expiry in one command.
 var setMax = goredis.NewScript(`
+local exat = ARGV[1]
 for i, k in ipairs(KEYS) do
-  local v = tonumber(ARGV[2*i-1])
-  if v > tonumber(redis.call('GET', k) or '-1') then
-    redis.call('SET', k, ARGV[2*i-1], 'EXAT', ARGV[2*i])
+  local v = ARGV[i+1]
+  if tonumber(v) > tonumber(redis.call('GET', k) or '-1') then
+    redis.call('SET', k, v, 'EXAT', exat)
   end
 end
 return 0`)
@@ -29,31 +31,46 @@ return 0`)
 // maxScriptKeys bounds the keys of one setMax call, so that no call holds Redis for long.
 const maxScriptKeys = 256
 
-// setMaxGroups splits step keys into the groups one setMax call may take: at most
-// maxScriptKeys keys, all of one slot when cluster is true (a script must not cross slots).
-func setMaxGroups(keys []string, cluster bool) [][]int {
-	bySlot := map[int][]int{}
-	var order []int
-	for i, k := range keys {
-		slot := 0
-		if cluster {
-			slot = KeySlot(k)
-		}
-		g, ok := bySlot[slot]
+// setMaxGroups splits n step keys into the groups one setMax call may take: at most
+// maxScriptKeys keys, all of one group (groupOf: the keys' day, and on a Redis Cluster their
+// slot too, for a script must not cross slots), in the order the groups first come. The groups
+// are slices of r.order, valid until the next call.
+func (r *stepsRoom) setMaxGroups(n int, groupOf func(i int) int) [][]int {
+	if r.groupAt == nil {
+		r.groupAt = map[int]int{}
+	}
+	clear(r.groupAt)
+	r.sizes = r.sizes[:0]
+	r.keyGroup = slices.Grow(r.keyGroup[:0], n)
+	for i := range n { // the groups in their order and sizes
+		gk := groupOf(i)
+		g, ok := r.groupAt[gk]
 		if !ok {
-			order = append(order, slot)
+			g = len(r.sizes)
+			r.groupAt[gk] = g
+			r.sizes = append(r.sizes, 0)
 		}
-		bySlot[slot] = append(g, i)
+		r.keyGroup = append(r.keyGroup, g)
+		r.sizes[g]++
 	}
-	var groups [][]int
-	for _, slot := range order {
-		for g := bySlot[slot]; len(g) > 0; {
-			n := min(len(g), maxScriptKeys)
-			groups = append(groups, g[:n:n])
-			g = g[n:]
+	next := 0
+	for g, size := range r.sizes { // sizes become where each group's keys go
+		r.sizes[g], next = next, next+size
+	}
+	r.order = slices.Grow(r.order[:0], n)[:n]
+	for i, g := range r.keyGroup {
+		r.order[r.sizes[g]] = i
+		r.sizes[g]++
+	}
+	r.groups = r.groups[:0]
+	for g, start := 0, 0; g < len(r.sizes); g++ { // sizes are now where each group ends
+		for end := r.sizes[g]; start < end; {
+			k := min(end-start, maxScriptKeys)
+			r.groups = append(r.groups, r.order[start:start+k:start+k])
+			start += k
 		}
 	}
-	return groups
+	return r.groups
 }
 
 // StepsOptions configure a StepsWriter; zero fields take the defaults.
@@ -90,6 +107,7 @@ type StepsWriter struct {
 	rdb  goredis.UniversalClient
 	opts StepsOptions
 	q    *async[userDay, pendingDay, *board.StepUpdate]
+	room stepsRoom
 }
 
 // NewStepsWriter returns a writer on rdb. Call Run to start flushing.
@@ -157,105 +175,211 @@ func (w *StepsWriter) Run(ctx context.Context) error {
 // still queued).
 func (w *StepsWriter) Err() error { return w.q.err() }
 
-// write sends one pipeline: set-if-greater of the step keys (setMax, many keys a call); per board one
-// ZADD GT of all its members and one EXPIREAT; ZREM for regions users left. The numbers and
-// members go to go-redis as pointers (into days, alive until the write returns, and into
-// arrays made once per flush), and the step keys share one string, so that a user-day costs
-// few allocations.
-func (w *StepsWriter) write(ctx context.Context, days map[userDay]*pendingDay) error {
-	if len(days) == 0 {
+// stepsRoom is what a flush builds, kept from one flush to the next with its capacity (write
+// runs in Run's goroutine only, and a retry builds it again).
+type stepsRoom struct {
+	text    []byte     // the flush's step keys, steps and scores, one after the other
+	rows    []stepsRow // per user-day, in the batch's order
+	strs    []string   // per row its key, member, steps and score: slices of text made a string
+	args    []any      // the setMax calls' arguments, one call after the other
+	days    []stepsDay
+	boards  []stepsBoard
+	boardAt map[boardRef]int // into boards
+	// setMaxGroups' room
+	groupAt                map[int]int
+	sizes, keyGroup, order []int
+	groups                 [][]int
+}
+
+type boardRef struct {
+	region string // "" for the global board
+	day    board.Day
+}
+
+// stepsRow is one user-day of a flush: its pending update, its day (into days), its boards
+// (into boards; region -1 for none) and where its texts end in text.
+type stepsRow struct {
+	p                     *pendingDay
+	day, global, region   int
+	lo, key, steps, score int32 // score == steps: not ranked
+}
+
+// stepsDay is one day of a flush: its key prefix, composite and expiry (unix seconds, as text:
+// a day's keys and boards expire together).
+type stepsDay struct {
+	day       board.Day
+	prefix    string
+	composite board.Composite
+	expiry    int64
+	expiryArg string
+	global    int // its global board (into boards), -1 until a row needs it
+}
+
+// stepsBoard is one board of a flush: its name and its ZADD's arguments (the command's
+// included).
+type stepsBoard struct {
+	ref     boardRef
+	name    string
+	expiry  int64
+	members int
+	args    []any
+}
+
+// dayOf returns the index in r.days of d, adding it.
+func (w *StepsWriter) dayOf(r *stepsRoom, d board.Day) int {
+	for i := range r.days {
+		if r.days[i].day == d {
+			return i
+		}
+	}
+	exp := d.LastInstant().Add(w.opts.Retention).Unix()
+	r.days = append(r.days, stepsDay{day: d, prefix: StepKey(d, ""), composite: board.DayComposite(d), expiry: exp,
+		expiryArg: strconv.FormatInt(exp, 10), global: -1})
+	return len(r.days) - 1
+}
+
+// boardIndex returns the index in r.boards of ref, adding it.
+func (r *stepsRoom) boardIndex(ref boardRef, expiry int64) int {
+	if i, ok := r.boardAt[ref]; ok {
+		return i
+	}
+	name := StepsGlobalBoard(ref.day)
+	if ref.region != "" {
+		name = StepsRegionBoard(ref.region, ref.day)
+	}
+	i := len(r.boards)
+	if i < cap(r.boards) {
+		r.boards = r.boards[:i+1]
+		b := &r.boards[i]
+		b.ref, b.name, b.expiry, b.members = ref, name, expiry, 0
+		b.args = append(b.args[:0], "zadd", name, "gt")
+	} else {
+		r.boards = append(r.boards, stepsBoard{ref: ref, name: name, expiry: expiry, args: []any{"zadd", name, "gt"}})
+	}
+	r.boardAt[ref] = i
+	return i
+}
+
+// reset empties r for the next flush, keeping its room but none of its strings.
+func (r *stepsRoom) reset() {
+	r.text = r.text[:0]
+	clear(r.rows)
+	r.rows = r.rows[:0]
+	clear(r.strs)
+	r.strs = r.strs[:0]
+	clear(r.args)
+	r.args = r.args[:0]
+	r.days = r.days[:0]
+	for i := range r.boards {
+		clear(r.boards[i].args)
+	}
+	r.boards = r.boards[:0]
+	clear(r.boardAt)
+}
+
+// write sends one pipeline: set-if-greater of the step keys (setMax, many keys of one day a
+// call); per board one ZADD GT of all its members and one EXPIREAT; ZREM for regions users
+// left. It reads the batch once, in memory order, writing every key and number as text into
+// one buffer; the commands' arguments are pointers to strings of that text (a user's board
+// member is its step key's tail), so that go-redis reads them in order too and a user-day
+// costs no allocation.
+func (w *StepsWriter) write(ctx context.Context, b *asyncBatch[userDay, pendingDay]) error {
+	if len(b.items) == 0 {
 		return nil
 	}
-	type boardRef struct {
-		region string // "" for the global board
-		day    board.Day
+	r := &w.room
+	defer r.reset()
+	if r.boardAt == nil {
+		r.boardAt = map[boardRef]int{}
 	}
-	list := make([]*pendingDay, 0, len(days))
-	scores := make([]float64, 0, len(days))
-	ranked := make([]bool, 0, len(days))
-	members := map[boardRef]int{}
-	keyBytes := 0
-	for _, p := range days {
+	n := len(b.items)
+	r.rows, r.strs = slices.Grow(r.rows, n), slices.Grow(r.strs, 4*n)
+	for p := range b.values() {
 		u := &p.u
-		score, err := board.DayComposite(u.Day).Encode(u.Steps, u.ReachedMs)
-		if err != nil {
+		row := stepsRow{p: p, day: w.dayOf(r, u.Day), region: -1, lo: int32(len(r.text))}
+		d := &r.days[row.day]
+		r.text = append(append(r.text, d.prefix...), u.User...)
+		row.key = int32(len(r.text))
+		r.text = strconv.AppendInt(r.text, u.Steps, 10)
+		row.steps = int32(len(r.text))
+		// The composite is an integer below 2^53, written as one (what ZADD reads as the same double).
+		if score, err := d.composite.Encode(u.Steps, u.ReachedMs); err != nil {
 			w.opts.Logger.Error("redis sink: cannot rank update", "user", u.User, "day", u.Day, "err", err)
 		} else {
-			members[boardRef{"", u.Day}]++
+			r.text = strconv.AppendInt(r.text, int64(score), 10)
+			if d.global < 0 {
+				d.global = r.boardIndex(boardRef{"", u.Day}, d.expiry)
+			}
+			row.global = d.global
+			r.boards[row.global].members++
 			if u.Region != "" {
-				members[boardRef{u.Region, u.Day}]++
+				row.region = r.boardIndex(boardRef{u.Region, u.Day}, d.expiry)
+				r.boards[row.region].members++
 			}
 		}
-		list = append(list, p)
-		scores = append(scores, score)
-		ranked = append(ranked, err == nil)
-		keyBytes += len(StepKey(u.Day, "")) + len(u.User)
+		row.score = int32(len(r.text))
+		r.rows = append(r.rows, row)
 	}
-
-	// Per day its expiry (unix seconds: a day's keys and boards expire together); per board
-	// its ZADD, sized for its members.
-	expiry := map[board.Day]*int64{}
-	expiryOf := func(d board.Day) *int64 {
-		exp, ok := expiry[d]
-		if !ok {
-			exp = new(d.LastInstant().Add(w.opts.Retention).Unix())
-			expiry[d] = exp
-		}
-		return exp
+	text := string(r.text)
+	for i := range r.rows {
+		row := &r.rows[i]
+		plen := int32(len(r.days[row.day].prefix))
+		r.strs = append(r.strs, text[row.lo:row.key], text[row.lo+plen:row.key], text[row.key:row.steps], text[row.steps:row.score])
 	}
-	zadds := make(map[boardRef][]any, len(members))
-	for ref, n := range members {
-		name := StepsGlobalBoard(ref.day)
-		if ref.region != "" {
-			name = StepsRegionBoard(ref.region, ref.day)
-		}
-		zadds[ref] = append(make([]any, 0, 3+2*n), "zadd", name, "gt")
+	for i := range r.boards {
+		bd := &r.boards[i]
+		bd.args = slices.Grow(bd.args, 2*bd.members)
 	}
-
+	// r.strs is complete: pointers into it stay valid until the pipeline ran.
 	pipe := w.rdb.Pipeline()
-	var text strings.Builder // every step key, one after the other
-	text.Grow(keyBytes)
-	ends := make([]int, len(list))
-	for i, p := range list {
-		u := &p.u
-		text.WriteString(StepKey(u.Day, ""))
-		text.WriteString(u.User)
-		ends[i] = text.Len()
-		if !ranked[i] {
+	for i := range r.rows {
+		row := &r.rows[i]
+		if row.score == row.steps {
 			continue // its step key only
 		}
-		g := boardRef{"", u.Day}
-		zadds[g] = append(zadds[g], &scores[i], &u.User)
-		if u.Region != "" {
-			r := boardRef{u.Region, u.Day}
-			zadds[r] = append(zadds[r], &scores[i], &u.User)
+		member, score := &r.strs[4*i+1], &r.strs[4*i+3]
+		g := &r.boards[row.global]
+		g.args = append(g.args, score, member)
+		if row.region >= 0 {
+			rb := &r.boards[row.region]
+			rb.args = append(rb.args, score, member)
 		}
-		for _, r := range p.left {
-			if r != u.Region {
-				pipe.ZRem(ctx, StepsRegionBoard(r, u.Day), u.User)
+		u := &row.p.u
+		for _, l := range row.p.left {
+			if l != u.Region {
+				pipe.ZRem(ctx, StepsRegionBoard(l, u.Day), u.User)
 			}
 		}
 	}
-	keys := make([]string, len(list))
-	all, start := text.String(), 0
-	for i, end := range ends {
-		keys[i], start = all[start:end], end
-	}
 	_, cluster := w.rdb.(*goredis.ClusterClient)
-	for _, g := range setMaxGroups(keys, cluster) {
-		gk, ga := make([]string, len(g)), make([]any, 0, 2*len(g))
-		for i, k := range g {
-			gk[i] = keys[k]
-			ga = append(ga, &list[k].u.Steps, expiryOf(list[k].u.Day))
-		}
-		setMax.EvalSha(ctx, pipe, gk, ga...)
+	groupOf := func(i int) int { return r.rows[i].day }
+	if cluster {
+		groupOf = func(i int) int { return KeySlot(r.strs[4*i])*len(r.days) + r.rows[i].day }
 	}
-	for ref, args := range zadds {
-		pipe.Do(ctx, args...)
-		pipe.ExpireAt(ctx, args[1].(string), time.Unix(*expiryOf(ref.day), 0))
+	sha := setMax.Hash()
+	groups := r.setMaxGroups(len(r.rows), groupOf)
+	r.args = slices.Grow(r.args, 4*len(groups)+2*len(r.rows)) // no reallocation below: calls share it
+	for _, g := range groups {
+		lo := len(r.args)
+		r.args = append(r.args, "evalsha", sha, len(g))
+		for _, i := range g {
+			r.args = append(r.args, &r.strs[4*i])
+		}
+		r.args = append(r.args, &r.days[r.rows[g[0]].day].expiryArg)
+		for _, i := range g {
+			r.args = append(r.args, &r.strs[4*i+2])
+		}
+		cmd := goredis.NewCmd(ctx, r.args[lo:len(r.args):len(r.args)]...)
+		cmd.SetFirstKeyPos(3)
+		_ = pipe.Process(ctx, cmd)
+	}
+	for i := range r.boards {
+		bd := &r.boards[i]
+		pipe.Do(ctx, bd.args...)
+		pipe.ExpireAt(ctx, bd.name, time.Unix(bd.expiry, 0))
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
-		return fmt.Errorf("redis sink: pipeline of %d user-days: %w", len(days), err)
+		return fmt.Errorf("redis sink: pipeline of %d user-days: %w", len(r.rows), err)
 	}
 	return nil
 }
