@@ -216,14 +216,26 @@ func TestGatewayToBoards(t *testing.T) {
 			want["busy"] = 5000 + i
 		}
 
-		// The board: every accepted user with its steps, in order.
-		testenv.WaitFor(t, time.Minute, "the accepted reports on the board", func() bool {
+		// The board: every accepted user with its steps, in order. The board holds every user
+		// once a flush wrote the busy user's first report, before its last ones are written:
+		// wait for every user's last count, and report the keys that never got it.
+		wrong := func() []string {
+			var w []string
+			for u, s := range want {
+				if got, err := rdb.Get(ctx, "step:"+day+":"+u).Result(); err != nil || got != strconv.Itoa(s) {
+					w = append(w, fmt.Sprintf("step:%s:%s = %q (%v), want %d", day, u, got, err, s))
+				}
+			}
+			return w
+		}
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
 			n, err := rdb.ZCard(ctx, "rank:steps:global:"+day).Result()
-			return err == nil && n == int64(len(want))
-		})
-		for u, s := range want {
-			if got, err := rdb.Get(ctx, "step:"+day+":"+u).Result(); err != nil || got != strconv.Itoa(s) {
-				t.Errorf("step:%s:%s = %q (%v), want %d", day, u, got, err, s)
+			w := wrong()
+			if err == nil && n == int64(len(want)) && len(w) == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after a minute, %d of %d users on the board (%v); %s", n, len(want), err, strings.Join(w, "; "))
 			}
 		}
 		board, err := rdb.ZRevRange(ctx, "rank:steps:global:"+day, 0, -1).Result()
