@@ -89,14 +89,8 @@ func TestFastJSONMatchesEncodingJSON(t *testing.T) {
 				Member: randEntry(rng), Above: randEntries(rng), Below: randEntries(rng), Total: rng.Int64(), staleness: randStale(rng)})
 		}
 		for _, v := range vs {
-			var want bytes.Buffer
-			if err := json.NewEncoder(&want).Encode(v); err != nil {
-				t.Fatal(err)
-			}
-			rec := httptest.NewRecorder()
-			writeJSON(rec, 200, v)
-			if got := rec.Body.String(); got != want.String() {
-				t.Fatalf("%T:\n got %s\nwant %s", v, got, want.String())
+			if got, want := writtenAndEncoded(t, v); got != want {
+				t.Fatalf("%T:\n got %s\nwant %s", v, got, want)
 			}
 		}
 	}
@@ -155,17 +149,24 @@ func TestPageCutFromEncodedRows(t *testing.T) {
 					BoardPage{Board: "b", Period: "total", Scope: "global", Total: 9, Offset: lo, Items: rows[lo:hi], itemsJSON: enc.items(lo, hi),
 						staleness: randStale(rng)},
 				} {
-					var want bytes.Buffer
-					if err := json.NewEncoder(&want).Encode(v); err != nil {
-						t.Fatal(err)
-					}
-					rec := httptest.NewRecorder()
-					writeJSON(rec, 200, v)
-					if got := rec.Body.String(); got != want.String() {
-						t.Fatalf("rows %d..%d of %d:\n got %s\nwant %s", lo, hi, len(rows), got, want.String())
+					if got, want := writtenAndEncoded(t, v); got != want {
+						t.Fatalf("rows %d..%d of %d:\n got %s\nwant %s", lo, hi, len(rows), got, want)
 					}
 				}
 			}
 		}
 	}
+}
+
+// writtenAndEncoded returns v's body as writeJSON writes it and as encoding/json's Encoder
+// writes it.
+func writtenAndEncoded(t *testing.T, v jsonAppender) (got, want string) {
+	t.Helper()
+	var enc bytes.Buffer
+	if err := json.NewEncoder(&enc).Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	writeJSON(rec, 200, v)
+	return rec.Body.String(), enc.String()
 }
