@@ -139,7 +139,7 @@ func stepField(name []byte) int {
 	return -1
 }
 
-// scanStepWire decodes b into w if b is a step report of the common shape (scanFlat: the
+// scanStepWire decodes b into w if b is a step report of the common shape (flatObject.scan: the
 // wire's field names exactly as written in stepWire, strings without escapes, steps an integer,
 // ts an integer that fits int64 or an RFC 3339 string that parses). For anything else it
 // returns false and leaves w untouched: the JSON decoder then decides, with its reasons. b

@@ -10,7 +10,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/rankstream/rankstream/sketch"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -42,11 +41,11 @@ func TestReachableBurst(t *testing.T) {
 	ctx := t.Context()
 	now := time.Now()
 	state := func() *windowState {
-		win, err := sketch.New(sketch.WithWindow(cfg.Window), sketch.WithSlide(cfg.Slide), sketch.WithK(cfg.K), sketch.WithLookahead(cfg.Lookahead))
+		w, err := p.newWindowState(ctx, now)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return newWindowState(ctx, win, cfg.Partitions, now)
+		return w
 	}
 	mark := func(w *windowState, q int32, at time.Time) {
 		t.Helper()

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rankstream/rankstream/sketch"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -19,12 +18,11 @@ func TestHeldTerms(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Partitions, cfg.Log = 1, slog.New(slog.DiscardHandler)
 	p := newProcessor(cfg, nil)
-	win, err := sketch.New(sketch.WithWindow(cfg.Window), sketch.WithSlide(cfg.Slide), sketch.WithK(cfg.K), sketch.WithLookahead(cfg.Lookahead))
+	now := time.Now()
+	w, err := p.newWindowState(t.Context(), now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := time.Now()
-	w := &windowState{view: newView(now), win: win, seen: map[int32]int64{}, loopOffset: -1}
 	end := now.Add(-3 * time.Hour).Truncate(cfg.Slide)
 	w.win.Advance(end)
 	term := func(offset int64, at time.Time) {
@@ -84,13 +82,12 @@ func TestTermsCountedOnce(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Partitions, cfg.Log = 1, slog.New(slog.DiscardHandler)
 	p := newProcessor(cfg, nil)
-	win, err := sketch.New(sketch.WithWindow(cfg.Window), sketch.WithSlide(cfg.Slide), sketch.WithK(cfg.K), sketch.WithLookahead(cfg.Lookahead))
+	w, err := p.newWindowState(t.Context(), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now().Add(-time.Hour).Truncate(cfg.Slide)
-	win.Advance(start)
-	w := &windowState{view: newView(time.Now()), win: win, seen: map[int32]int64{}, loopOffset: -1}
+	w.win.Advance(start)
 	entry := func(offset int64) topics.HotLoopEntry {
 		return topics.HotLoopEntry{Term: fmt.Sprint("term ", offset%3), Ms: start.UnixMilli() - 1000 + offset, Offset: offset}
 	}

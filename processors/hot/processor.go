@@ -374,16 +374,25 @@ func (p *processor) window(ctx context.Context, q int32) (*windowState, error) {
 	return w, nil
 }
 
-// restore builds partition q's state from its last checkpoint: the state after the loop
-// record at w.loopOffset (catchUp reads the records after it).
-func (p *processor) restore(ctx context.Context, q int32) (*windowState, error) {
+// newWindowState returns an empty state of a loop partition for the session ctx, with a
+// window of the configured shape.
+func (p *processor) newWindowState(ctx context.Context, now time.Time) (*windowState, error) {
 	win, err := sketch.New(sketch.WithWindow(p.cfg.Window), sketch.WithSlide(p.cfg.Slide), sketch.WithK(p.cfg.K),
 		sketch.WithLookahead(p.cfg.Lookahead))
 	if err != nil {
 		return nil, fmt.Errorf("hot processor: %w", err)
 	}
+	return newWindowState(ctx, win, p.cfg.Partitions, now), nil
+}
+
+// restore builds partition q's state from its last checkpoint: the state after the loop
+// record at w.loopOffset (catchUp reads the records after it).
+func (p *processor) restore(ctx context.Context, q int32) (*windowState, error) {
 	now := time.Now()
-	w := newWindowState(ctx, win, p.cfg.Partitions, now)
+	w, err := p.newWindowState(ctx, now)
+	if err != nil {
+		return nil, err
+	}
 	rec, err := p.io.latest(ctx, p.checkpoints, q)
 	if err != nil || rec == nil || rec.Value == nil { // nil: none yet, or cleared by Replay
 		return w, err
