@@ -66,15 +66,27 @@ func StartKafkaServer(t testing.TB) *KafkaServer {
 	s.proc = serverProc{t: t, name: fmt.Sprintf("kafka on port %d", s.port), port: s.port}
 	t.Cleanup(func() { s.Stop(syscall.SIGKILL); s.proc.release() })
 	s.writeConfig()
-	id := make([]byte, 16)
-	_, _ = rand.Read(id)
 	format := exec.Command(java, append(s.jvmFlags("-Xmx256m", "-Dkafka.root.level=WARN"), "kafka.tools.StorageTool", "format",
-		"--standalone", "--cluster-id", base64.RawURLEncoding.EncodeToString(id), "--config", s.path("server.properties"))...)
+		"--standalone", "--cluster-id", newClusterID(), "--config", s.path("server.properties"))...)
 	if out, err := format.CombinedOutput(); err != nil {
 		t.Fatalf("testenv: kafka storage format: %v\n%s", err, out)
 	}
 	s.Start()
 	return s
+}
+
+// newClusterID returns a random Kafka cluster id: 16 random bytes in unpadded
+// URL-safe base64. An id starting with '-' is drawn again, as Kafka's own
+// Uuid.randomUuid does: kafka-storage's argument parser would read it as an
+// option ("argument --cluster-id/-t: expected one argument"), one format in 64.
+func newClusterID() string {
+	id := make([]byte, 16)
+	for {
+		_, _ = rand.Read(id)
+		if s := base64.RawURLEncoding.EncodeToString(id); s[0] != '-' {
+			return s
+		}
+	}
 }
 
 func (s *KafkaServer) path(name string) string { return filepath.Join(s.dir, name) }
