@@ -33,7 +33,8 @@ const (
 // RocksDB and the rest of the JVM). Every run must leave the Redis contents of the first (a
 // starved peer is no faster by being wrong). It logs the smallest heap
 // keeping at least 95% of the reference's records/s (the last before the first that does not),
-// with its peak RSS. Other JVM flags:
+// with its peak RSS; a heap at which the peer exits (out of memory) or takes more than twice
+// the reference's time plus a minute ends the sweep as the first that does not. Other JVM flags:
 // RANKSTREAM_PEERS_JAVA_OPTS without its -Xmx. Run it once: -benchtime 1x.
 func BenchmarkStepsPeerHeap(b *testing.B) {
 	n := envCount(b, envHeapReports, 500_000)
@@ -59,15 +60,27 @@ func BenchmarkStepsPeerHeap(b *testing.B) {
 		heap = strings.TrimSpace(heap)
 		sys := job.kstreams(jar, append([]string{"-Xmx" + heap}, flags...), "kstreams-steps-xmx"+heap)
 		sys.name = "xmx" + heap
-		res := sys.run(b, job.adm, job.input, total, nil, func(rdb *goredis.Client) {
+		collect := func(rdb *goredis.Client) {
 			snap := takeSnapshot(b, rdb)
 			if i == 0 {
 				ref = snap
 			} else if diff := ref.diff(snap); diff != "" {
 				b.Fatalf("-Xmx%s: Redis contents differ from -Xmx%s's: %s", heap, heaps[0], diff)
 			}
-		})
-		results = append(results, res)
+		}
+		if i == 0 {
+			results = append(results, sys.run(b, job.adm, job.input, total, nil, collect))
+		} else {
+			// A heap that makes the peer exit (out of memory) or take more than twice the
+			// reference's time does not keep its throughput, and the smaller ones will not.
+			res, err := sys.attempt(b, job.adm, job.input, total, nil, collect, 2*results[0].elapsed+time.Minute)
+			if err != nil {
+				b.Logf("-Xmx%-6s does not keep the throughput: %v", heap, err)
+				break
+			}
+			results = append(results, res)
+		}
+		res := results[len(results)-1]
 		b.Logf("-Xmx%-6s %9.0f records/s %6.1f CPU µs/record %6.0f MiB peak RSS (%.2f of -Xmx%s's records/s)",
 			heap, res.rate(), res.cpuPerRecord(), res.peakMiB(), res.rate()/results[0].rate(), heaps[0])
 		b.ReportMetric(res.rate(), sys.name+"-records/s")

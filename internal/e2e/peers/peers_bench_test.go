@@ -310,7 +310,20 @@ func (r result) redisPerRecord() float64 {
 // run starts the system on a Redis database of its own and times it from its group's first
 // Stable state until its commits cover total records of input and done (nil: nothing more)
 // holds of its Redis database. Then collect reads what it left there, before it is stopped.
+// It fails t when the system exits first or takes more than 10 minutes.
 func (s system) run(t testing.TB, adm *kadm.Client, input string, total int64, done func(*goredis.Client) bool, collect func(*goredis.Client)) result {
+	t.Helper()
+	res, err := s.attempt(t, adm, input, total, done, collect, 10*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// attempt is run, except that it returns an error, with the system's output, when the system
+// exits before it has finished (a JVM out of heap) or does not finish within limit of its
+// group's first Stable state; the system is then killed.
+func (s system) attempt(t testing.TB, adm *kadm.Client, input string, total int64, done func(*goredis.Client) bool, collect func(*goredis.Client), limit time.Duration) (result, error) {
 	t.Helper()
 	addr, db := testenv.RedisAddr(t)
 	rdb := goredis.NewClient(&goredis.Options{Addr: addr, DB: db})
@@ -319,22 +332,30 @@ func (s system) run(t testing.TB, adm *kadm.Client, input string, total int64, d
 	argv := s.command(fmt.Sprintf("redis://%s/%d", addr, db), t.TempDir())
 	launched := time.Now()
 	child := startChild(t, s.name, argv)
+	fail := func(format string, args ...any) (result, error) {
+		child.kill()
+		return result{}, fmt.Errorf("%s: %s\n%s", s.name, fmt.Sprintf(format, args...), child.out.String())
+	}
 
 	deadline := time.Now().Add(5 * time.Minute)
 	for !groupStable(adm, s.group) {
-		child.checkAlive(t)
+		if err := child.exited(); err != nil {
+			return fail("%v", err)
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: group %s not Stable after 5 minutes\n%s", s.name, s.group, child.out.String())
+			return fail("group %s not Stable after 5 minutes", s.group)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	start, cpuStart := time.Now(), child.cpu(t)
-	deadline = time.Now().Add(10 * time.Minute)
+	deadline = time.Now().Add(limit)
 	for testenv.Committed(adm, s.group, input) < total || done != nil && !done(rdb) {
-		child.checkAlive(t)
+		if err := child.exited(); err != nil {
+			return fail("%v", err)
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: group %s committed %d of %d records in 10 minutes (done: %v)\n%s", s.name, s.group,
-				testenv.Committed(adm, s.group, input), total, done == nil || done(rdb), child.out.String())
+			return fail("group %s committed %d of %d records in %s (done: %v)", s.group,
+				testenv.Committed(adm, s.group, input), total, limit, done == nil || done(rdb))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -342,7 +363,7 @@ func (s system) run(t testing.TB, adm *kadm.Client, input string, total int64, d
 	res.redisCPU = testenv.RedisCPU(t, rdb) - redisBefore // before collect's reads
 	collect(rdb)
 	child.stop(t)
-	return res
+	return res, nil
 }
 
 func groupStable(adm *kadm.Client, group string) bool {
@@ -387,12 +408,27 @@ func startChild(t testing.TB, name string, argv []string) *child {
 	return c
 }
 
-func (c *child) checkAlive(t testing.TB) {
+// exited returns an error when the child has exited, nil while it runs.
+func (c *child) exited() error {
 	select {
 	case <-c.done:
-		t.Fatalf("%s exited: %v\n%s", c.name, c.err, c.out.String())
+		return fmt.Errorf("exited: %v", c.err)
 	default:
+		return nil
 	}
+}
+
+// checkAlive fails t when the child has exited.
+func (c *child) checkAlive(t testing.TB) {
+	if err := c.exited(); err != nil {
+		t.Fatalf("%s %v\n%s", c.name, err, c.out.String())
+	}
+}
+
+// kill ends the child with SIGKILL and waits for it.
+func (c *child) kill() {
+	_ = c.cmd.Process.Kill()
+	<-c.done
 }
 
 // stop ends the child with SIGTERM, as an operator would, and waits for it.
