@@ -75,8 +75,8 @@ func (c Config) Sarama() *sarama.Config {
 // broker object: a commit due while a fetch waits for data waits for that fetch (sarama
 // offsetManager.flushToBroker takes the lock). So once the input was consumed, the last commit
 // went out up to this long after its auto-commit tick: BenchmarkHotThroughput's timed part
-// ended 300-620 ms after the pipeline's last callback, its last commits blocked 200-460 ms on
-// that lock (execution traces; 30-100 ms at 100 ms). While records flow a fetch returns at
+// ended 570-1090 ms after the pipeline's last callback, its last commits blocked 190-500 ms on
+// that lock (execution traces; 0-135 ms at 100 ms). While records flow a fetch returns at
 // once, so this changes nothing but an idle consumer's polls (10 a second instead of 2).
 const fetchMaxWait = 100 * time.Millisecond
 
