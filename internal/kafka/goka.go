@@ -46,25 +46,39 @@ func (c Config) replication() int {
 
 // Sarama returns the sarama configuration goka runs on: goka's defaults, plus the protocol
 // version, reading new groups from the oldest offset (a new group must not skip what was
-// produced before it joined), room for dead-letter records (topics.MaxProduceBytes), and
-// fetches of 256 KiB a partition.
+// produced before it joined), room for dead-letter records (topics.MaxProduceBytes), fetches
+// of 256 KiB a partition, and a fetch that waits at most fetchMaxWait for data.
 func (c Config) Sarama() *sarama.Config {
 	s := goka.DefaultConfig()
 	// Kafka 4 removed the old protocol versions (KIP-896): goka's default (2.0) fails there.
 	s.Version = sarama.V3_6_0_0
 	s.ClientID = c.clientID()
 	s.Consumer.Offsets.Initial = sarama.OffsetOldest
-	s.Consumer.Offsets.AutoCommit.Interval = 200 * time.Millisecond
+	// What the callbacks finished is committed within this (plus fetchMaxWait, below): a
+	// commit is one small write to __consumer_offsets, sent only when an offset moved.
+	s.Consumer.Offsets.AutoCommit.Interval = 100 * time.Millisecond
 	// sarama's 1 MiB a partition kept about 46 MB of fetched and parsed records of the steps
 	// slice's 8 partitions on the heap (a quarter of it at 256 KiB), which the collector's
 	// headroom doubles; a fetch of 256 KiB still holds thousands of records.
 	s.Consumer.Fetch.Default = 256 << 10
+	s.Consumer.MaxWaitTime = fetchMaxWait
 	s.Producer.MaxMessageBytes = topics.MaxProduceBytes
 	s.Producer.RequiredAcks = sarama.WaitForAll
 	s.Producer.Compression = sarama.CompressionLZ4
 	s.Metadata.RefreshFrequency = time.Minute
 	return s
 }
+
+// fetchMaxWait is how long a fetch with nothing to return waits at the broker for data
+// (sarama's Consumer.MaxWaitTime, 500 ms by default). sarama holds a broker's lock from
+// sending a fetch until its answer, and a group's offset commits and heartbeats go to the same
+// broker object: a commit due while a fetch waits for data waits for that fetch (sarama
+// offsetManager.flushToBroker takes the lock). So once the input was consumed, the last commit
+// went out up to this long after its auto-commit tick: BenchmarkHotThroughput's timed part
+// ended 570-1090 ms after the pipeline's last callback, its last commits blocked 190-500 ms on
+// that lock (execution traces; 0-135 ms at 100 ms). While records flow a fetch returns at
+// once, so this changes nothing but an idle consumer's polls (10 a second instead of 2).
+const fetchMaxWait = 100 * time.Millisecond
 
 func (c Config) clientID() string {
 	if c.ClientID != "" {

@@ -18,8 +18,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/lovoo/goka"
 	goredis "github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"golang.org/x/sync/errgroup"
 
@@ -43,17 +45,24 @@ import (
 // rate over it; goka-noop-cpu-us/record its CPU per record, group start-up included, steadier
 // than its rate on a loaded machine). The queries are produced first, 4 minutes of event time (48 windows to close
 // and publish); the pipeline then catches up with that backlog, timed from the hot group's
-// first callback until its committed offsets cover every query and Redis holds the snapshot of
-// the last window the data lets close; cpu-us/query is this process's CPU time over the same
-// interval per query. Run it once: -benchtime 1x. With RANKSTREAM_HOT_PROFILE=<folder> set,
+// first callback until it is done as a user sees it (waitDone): its committed offsets cover
+// every query, Redis holds the snapshot of the last window the data lets close, and
+// ClickHouse's history every window up to it; cpu-us/query is this process's CPU time over the
+// same interval per query; tail-ms is how long the end took after the hot group's callback of
+// the last input record (commits, the last windows' way through the merge to the stores, and
+// waitDone's own polling). Run it once: -benchtime 1x. With RANKSTREAM_HOT_PROFILE=<folder> set,
 // the timed part's CPU profile, block profile (every blocking event), mutex profile and
 // execution trace are saved there (hot.cpu.pprof, hot.block.pprof, hot.mutex.pprof,
-// hot.trace): where the time goes and where the goroutines wait.
+// hot.trace): where the time goes and where the goroutines wait; and the allocation profile
+// at its start and end (hot.allocs.base.pprof, hot.allocs.pprof: `go tool pprof
+// -sample_index=alloc_space -base hot.allocs.base.pprof hot.allocs.pprof` is what it
+// allocated).
 func BenchmarkHotThroughput(b *testing.B) {
 	const n, span = loadgen.BenchQueries, loadgen.BenchSpan
 	p := newHotPipeline(b, hot.Config{}) // the defaults: window 1 h, slide 5 s, lateness 2 s
 	gen := newSearchGen(b, time.Now().Add(-time.Hour).Truncate(time.Minute), span)
 	newest := make([]int64, p.kc.Partitions) // per input partition, its latest event time
+	first := make([]int64, p.kc.Partitions)  // and its first (0: none yet)
 	i := 0
 	p.produce(context.Background(), loadgen.ProduceConfig{Count: n}, func(time.Time) []loadgen.Record {
 		ts := gen.start.Add(time.Duration(i) * span / n)
@@ -62,27 +71,37 @@ func BenchmarkHotThroughput(b *testing.B) {
 		for _, r := range recs {
 			part := kafka.PartitionOf(r.Key, p.kc.Partitions)
 			newest[part] = max(newest[part], ts.UnixMilli())
+			if first[part] == 0 {
+				first[part] = ts.UnixMilli()
+			}
 		}
 		return recs
 	})
-	// The windows close up to the slowest input partition's newest event less the lateness.
+	// The windows close up to the slowest input partition's newest event less the lateness;
+	// the first ends at the first slide boundary not before any input partition's first event.
 	slideMs, lateMs := p.cfg.Slide.Milliseconds(), p.cfg.Lateness.Milliseconds()
 	lastEnd := (slices.Min(newest) - lateMs) / slideMs * slideMs
+	firstEnd := (slices.Max(first) + slideMs - 1) / slideMs * slideMs
 
-	var first atomic.Int64 // UnixNano of the hot group's first callback
+	lastOffset := p.lastOffsets()
+	var began, lastIn atomic.Int64 // UnixNano of the hot group's first callback, and of its last input record's
 	b.ResetTimer()
 	cpu0 := processCPU(b)
 	stopProfile := profileHot(b)
 	p.start(goka.WithContextWrapper(func(ctx goka.Context) goka.Context {
-		if first.Load() == 0 {
-			first.CompareAndSwap(0, time.Now().UnixNano())
+		if began.Load() == 0 {
+			began.CompareAndSwap(0, time.Now().UnixNano())
+		}
+		if ctx.Offset() == lastOffset[ctx.Partition()] && string(ctx.Topic()) == p.topic {
+			now := time.Now().UnixNano()
+			for last := lastIn.Load(); last < now && !lastIn.CompareAndSwap(last, now); last = lastIn.Load() {
+			}
 		}
 		return ctx
 	}))
-	adm := testenv.KafkaAdmin(b, p.kc.Brokers)
-	testenv.WaitCommitted(b, adm, string(p.kc.Names.Group(hot.Group)), p.topic, n, 5*time.Minute)
-	p.waitPublished(lastEnd, 2*time.Minute)
-	path := float64(n) / time.Since(time.Unix(0, first.Load())).Seconds()
+	done := p.waitDone(n, firstEnd, lastEnd, 5*time.Minute)
+	path := float64(n) / done.Sub(time.Unix(0, began.Load())).Seconds()
+	tail := done.Sub(time.Unix(0, lastIn.Load()))
 	cpu := processCPU(b) - cpu0
 	b.StopTimer()
 	stopProfile()
@@ -103,6 +122,7 @@ func BenchmarkHotThroughput(b *testing.B) {
 	b.ReportMetric(ceiling, "goka-noop/s")
 	b.ReportMetric(path/ceiling, "goka-ratio")
 	b.ReportMetric(float64(cpu.Nanoseconds())/1e3/n, "cpu-us/query")
+	b.ReportMetric(float64(tail.Milliseconds()), "tail-ms")
 	b.ReportMetric(float64(noopCPU.Nanoseconds())/1e3/n, "goka-noop-cpu-us/record")
 }
 
@@ -120,6 +140,14 @@ func profileHot(b *testing.B) (stop func()) {
 		}
 		return f
 	}
+	writeProfile := func(profile, name string) {
+		f := create(name)
+		if err := pprof.Lookup(profile).WriteTo(f, 0); err != nil {
+			b.Error(err)
+		}
+		f.Close()
+	}
+	writeProfile("allocs", "hot.allocs.base.pprof")
 	cpu, tr := create("hot.cpu.pprof"), create("hot.trace")
 	if err := pprof.StartCPUProfile(cpu); err != nil {
 		b.Fatal(err)
@@ -132,12 +160,8 @@ func profileHot(b *testing.B) (stop func()) {
 	return func() {
 		pprof.StopCPUProfile()
 		trace.Stop()
-		for _, name := range []string{"block", "mutex"} {
-			f := create("hot." + name + ".pprof")
-			if err := pprof.Lookup(name).WriteTo(f, 0); err != nil {
-				b.Error(err)
-			}
-			f.Close()
+		for _, name := range []string{"block", "mutex", "allocs"} {
+			writeProfile(name, "hot."+name+".pprof")
 		}
 		runtime.SetBlockProfileRate(0)
 		runtime.SetMutexProfileFraction(0)
@@ -248,6 +272,8 @@ type hotPipeline struct {
 	cfg     hot.Config
 	rdb     *goredis.Client
 	history *rsclickhouse.Sink
+	ch      driver.Conn // the history's database, chDB, read back
+	chDB    string
 	topic   string        // search.queries
 	logs    *gatedWriter  // the pipeline's warnings, to the benchmark's output
 	stopped chan struct{} // closed when the pipeline ended (err says why)
@@ -275,7 +301,7 @@ func newHotPipeline(b *testing.B, cfg hot.Config) *hotPipeline {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	kcl := kafkaClient(b, ctx, kc)
-	_, _, history := openHistory(b, ctx)
+	ch, chDB, history := openHistory(b, ctx)
 	// The defaults of `rankstream process` (cmd/rankstream/hot.go), unless cfg sets them.
 	cfg.Names, cfg.Partitions = kc.Names, kc.Partitions
 	cfg.Slide = cmp.Or(cfg.Slide, 5*time.Second)
@@ -283,7 +309,7 @@ func newHotPipeline(b *testing.B, cfg hot.Config) *hotPipeline {
 	// Warnings go to the benchmark's log, printed after its results (benchstat skips them).
 	logs := &gatedWriter{w: b.Output()}
 	cfg.Log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	return &hotPipeline{b: b, kc: kc, kcl: kcl, cfg: cfg, rdb: rdb, history: history, logs: logs,
+	return &hotPipeline{b: b, kc: kc, kcl: kcl, cfg: cfg, rdb: rdb, history: history, ch: ch, chDB: chDB, logs: logs,
 		topic: string(kc.Names.Stream(topics.SearchQueries))}
 }
 
@@ -379,4 +405,63 @@ func (p *hotPipeline) waitPublished(endMs int64, timeout time.Duration) int64 {
 		return ok && end >= endMs
 	})
 	return got
+}
+
+// waitDone waits until the pipeline is done with n queries as a user sees it, and returns when
+// it saw that: the hot group committed them all (every query counted for good), Redis holds
+// the snapshot of the window ending at lastEnd (Unix ms) or a later one, and ClickHouse's
+// topk_history every window from firstEnd to lastEnd. It checks every 10 ms, so that the
+// check adds little to a run of about a second, each condition until it holds (they stay
+// true), ClickHouse last.
+func (p *hotPipeline) waitDone(n, firstEnd, lastEnd int64, timeout time.Duration) time.Time {
+	adm := testenv.KafkaAdmin(p.b, p.kc.Brokers)
+	group, slide := string(p.kc.Names.Group(hot.Group)), p.cfg.Slide.Milliseconds()
+	windows := uint64((lastEnd-firstEnd)/slide + 1)
+	var committed, published bool
+	var inHistory uint64
+	query := "SELECT count(DISTINCT window_end) FROM " + p.chDB + ".topk_history WHERE stream = ? AND window_end >= ? AND window_end <= ?"
+	for deadline := time.Now().Add(timeout); ; time.Sleep(10 * time.Millisecond) {
+		p.checkRunning()
+		if time.Now().After(deadline) {
+			p.b.Fatalf("after %s: hot group committed all %d queries %v, Redis holds the window ending %s %v, ClickHouse %d of its %d windows",
+				timeout, n, committed, time.UnixMilli(lastEnd).UTC(), published, inHistory, windows)
+		}
+		if !committed && testenv.Committed(adm, group, p.topic) < n {
+			continue
+		}
+		committed = true
+		if !published {
+			if end, ok := p.latestEnd(); !ok || end < lastEnd {
+				continue
+			}
+			published = true
+		}
+		err := p.ch.QueryRow(context.Background(), query, topics.SearchStream, time.UnixMilli(firstEnd), time.UnixMilli(lastEnd)).Scan(&inHistory)
+		if err != nil {
+			p.b.Fatalf("topk_history: %v", err)
+		}
+		if inHistory == windows {
+			return time.Now()
+		}
+	}
+}
+
+// lastOffsets returns, by partition, the offset of the last record of search.queries (-1: none).
+func (p *hotPipeline) lastOffsets() []int64 {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ends, err := p.kcl.Admin().ListEndOffsets(ctx, p.topic)
+	if err != nil {
+		p.b.Fatal(err)
+	}
+	last := make([]int64, p.kc.Partitions)
+	for i := range last {
+		last[i] = -1
+	}
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Err == nil && int(o.Partition) < len(last) {
+			last[o.Partition] = o.Offset - 1
+		}
+	})
+	return last
 }
