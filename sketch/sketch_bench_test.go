@@ -251,8 +251,11 @@ func BenchmarkWindowAdd(b *testing.B) {
 				b.Fatal(err)
 			}
 			evs := st.events
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu0, cpuOK := threadCPU()
 			j := 0
 			for range b.N {
 				if j == len(evs) {
@@ -268,7 +271,11 @@ func BenchmarkWindowAdd(b *testing.B) {
 				}
 				w.Add(ev.item, ev.t)
 			}
+			cpu1, _ := threadCPU()
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/event")
+			if cpuOK {
+				b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/event")
+			}
 		})
 	}
 }
