@@ -38,7 +38,7 @@ const (
 	candidateBytes    = 64
 	heapEntryBytes    = 16
 	tableEntryBytes   = 8
-	windowStructBytes = 512
+	windowStructBytes = 576
 )
 
 // lookup returns the candidate index of item, or -1. The first probe is

@@ -75,9 +75,13 @@ func (w *Window) checkSketch() error {
 	// at most one to each row, or counted exactly for a candidate in one of
 	// the block's slots (or gone with an expired slot).
 	exact := w.exactPerBlock()
+	agg, blocks := w.counters32()
+	if w.wide != (w.agg16 == nil) || w.wide != (w.blocks16 == nil) || w.wide == (w.agg32 == nil) || w.wide == (w.blocks32 == nil) {
+		return errors.New("sketch counters in both widths or in none")
+	}
 	width := w.cfg.width
 	for p := range w.nblocks {
-		blk := w.blocks[p*w.cells : (p+1)*w.cells]
+		blk := blocks[p*w.cells : (p+1)*w.cells]
 		for r := range w.cfg.depth {
 			var sum uint64
 			for _, v := range blk[r*width : (r+1)*width] {
@@ -91,10 +95,10 @@ func (w *Window) checkSketch() error {
 	for i := range w.cells {
 		var sum uint64
 		for p := range w.nblocks {
-			sum += uint64(w.blocks[p*w.cells+i])
+			sum += uint64(blocks[p*w.cells+i])
 		}
-		if sum != uint64(w.agg[i]) {
-			return fmt.Errorf("aggregate counter %d is %d, blocks sum to %d", i, w.agg[i], sum)
+		if sum != uint64(agg[i]) {
+			return fmt.Errorf("aggregate counter %d is %d, blocks sum to %d", i, agg[i], sum)
 		}
 	}
 	// Events per slot: only ring slots hold any, and no more than their

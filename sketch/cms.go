@@ -1,7 +1,5 @@
 package sketch
 
-import "math"
-
 // The Count-Min Sketch of a window is kept as one sketch per block of slots,
 // each updated conservatively on its own, and agg, the counter-wise sum of
 // the live blocks. Because conservative update holds within every block
@@ -22,22 +20,13 @@ func (w *Window) columns(h uint64, idx *[maxDepth]int) {
 	}
 }
 
-// minAt returns the smallest of an item's counters in cnt (a sketch: block or aggregate),
-// whose columns are idx.
-func (w *Window) minAt(cnt []uint32, idx *[maxDepth]int) uint32 {
-	m := uint32(math.MaxUint32)
-	for _, i := range idx[:w.cfg.depth] {
-		m = min(m, cnt[i])
-	}
-	return m
-}
-
 // addGeneric is the end of AddHash for an item that is not a candidate, at
-// any depth (AddHash inlines it for depth 4).
+// any depth or with wide counters (AddHash inlines the case of depth 4 and
+// 16-bit counters).
 func (w *Window) addGeneric(h uint64, item string) {
 	var idx [maxDepth]int
 	w.columns(h, &idx)
-	est := w.minAt(w.agg, &idx)
+	est := w.aggMin(&idx)
 	if len(w.free) > 0 || uint64(est) >= w.heap[0].key {
 		w.offer(h, item, est)
 		return
@@ -45,27 +34,12 @@ func (w *Window) addGeneric(h uint64, item string) {
 	w.sketchAdd(w.cacheBlock, &idx, 1)
 }
 
-// sketchAdd counts n events of the item with columns idx into the block
-// sketch at off, conservatively: the item's smallest counter in the block
-// rises by n and no other counter of the item stays below it. The
-// aggregate rises by as much as the block.
-func (w *Window) sketchAdd(off int, idx *[maxDepth]int, n uint32) {
-	blk := w.blocks[off : off+w.cells]
-	m := w.minAt(blk, idx) + n
-	for _, i := range idx[:w.cfg.depth] {
-		if b := blk[i]; b < m {
-			blk[i] = m
-			w.agg[i] += m - b
-		}
-	}
-}
-
 // estimate returns the sketch's upper bound on the events of h held by the
 // live blocks.
 func (w *Window) estimate(h uint64) uint64 {
 	var idx [maxDepth]int
 	w.columns(h, &idx)
-	return uint64(w.minAt(w.agg, &idx))
+	return uint64(w.aggMin(&idx))
 }
 
 // preBound computes a fresh upper bound on candidate c's events before its
@@ -79,7 +53,7 @@ func (w *Window) preBound(c int32) uint64 {
 	cd := &w.cands[c]
 	var idx [maxDepth]int
 	w.columns(cd.hash, &idx)
-	bound := w.minAt(w.agg, &idx)
+	bound := w.aggMin(&idx)
 	first := w.end - int64(w.nslots)
 	last := min(cd.admitted, w.end+int64(w.rslots-w.nslots)-1)
 	var sum uint64
@@ -88,8 +62,7 @@ func (w *Window) preBound(c int32) uint64 {
 		if w.blockEvents[p] == 0 {
 			continue // all its counters are zero
 		}
-		off := p * w.cells
-		if sum += uint64(w.minAt(w.blocks[off:off+w.cells], &idx)); sum >= uint64(bound) {
+		if sum += uint64(w.blockMin(p*w.cells, &idx)); sum >= uint64(bound) {
 			return uint64(bound)
 		}
 	}

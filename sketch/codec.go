@@ -31,7 +31,7 @@ const encodingVersion = 1
 func (w *Window) MarshalBinary() ([]byte, error) {
 	w.lazyInit()
 	w.flush()
-	e := encoder{buf: make([]byte, 0, 64+2*len(w.blocks)/4+len(w.heap)*(w.rslots/4+32))}
+	e := encoder{buf: make([]byte, 0, 64+w.nblocks*w.cells/2+len(w.heap)*(w.rslots/4+32))}
 	e.buf = append(e.buf, encodingVersion)
 	c := w.cfg
 	e.uvarints(uint64(c.width), uint64(c.depth), uint64(c.k), uint64(c.candidates))
@@ -42,7 +42,11 @@ func (w *Window) MarshalBinary() ([]byte, error) {
 	e.uvarints(s.DroppedLate, s.DroppedEarly, s.DroppedFull, s.Admitted)
 	e.uvarints(w.slotEvents...)
 	e.uvarints(w.blockEvents...)
-	e.runs(w.blocks)
+	if w.wide {
+		appendRuns(&e, w.blocks32)
+	} else {
+		appendRuns(&e, w.blocks16)
+	}
 	e.uvarint(uint64(len(w.heap)))
 	for _, h := range w.heap {
 		e.uvarint(uint64(h.c))
@@ -60,7 +64,7 @@ func (w *Window) MarshalBinary() ([]byte, error) {
 		for p := range col {
 			col[p] = w.ring[p*c.candidates+int(h.c)]
 		}
-		e.runs(col)
+		appendRuns(&e, col)
 	}
 	return e.buf, nil
 }
@@ -81,7 +85,8 @@ func (e *encoder) varints(vs ...int64) {
 	}
 }
 
-func (e *encoder) runs(vs []uint32) {
+// appendRuns appends counters as runs.
+func appendRuns[T counter](e *encoder, vs []T) {
 	for i := 0; i < len(vs); {
 		if vs[i] != 0 {
 			e.uvarint(uint64(vs[i]))
@@ -151,7 +156,8 @@ func decode(data []byte) (*Window, error) {
 	for i := range w.blockEvents {
 		w.blockEvents[i] = d.uvarint()
 	}
-	d.runs(w.blocks)
+	w.widen() // decoded in 32 bits, narrowed below if they fit
+	d.runs(w.blocks32)
 	nheap := d.int(cfg.candidates)
 	order := make([]int32, 0, cfg.candidates)
 	for range cfg.candidates {
@@ -197,12 +203,14 @@ func decode(data []byte) (*Window, error) {
 	}
 	// Derived state: the aggregate, the event total, the table and the
 	// candidates' lower slot limit, all checked below.
+	var top uint32
 	for i := range w.cells {
 		var sum uint64
 		for p := range w.nblocks {
-			sum += uint64(w.blocks[p*w.cells+i])
+			sum += uint64(w.blocks32[p*w.cells+i])
 		}
-		w.agg[i] = uint32(min(sum, maxEvents))
+		w.agg32[i] = uint32(min(sum, maxEvents))
+		top = max(top, w.agg32[i])
 	}
 	for _, n := range w.blockEvents {
 		w.liveEvents += min(n, maxEvents+1)
@@ -214,6 +222,7 @@ func decode(data []byte) (*Window, error) {
 	if err := w.check(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
+	w.narrowIfSmall(top)
 	return w, nil
 }
 

@@ -133,6 +133,16 @@ func FuzzUnmarshalBinary(f *testing.F) {
 		f.Add(mustMarshal(f, w))
 	}
 	f.Add([]byte{encodingVersion})
+	// A window whose counters need 32 bits (counters.go), so that the
+	// fuzzer also starts from a wide state.
+	big := newWidthsCase(f)
+	big.advance(0)
+	big.add(big.items[0], 100_000, 0)
+	big.add(big.items[1], 70_000, 0)
+	if !big.narrow.wide {
+		f.Fatal("the wide seed has 16-bit counters")
+	}
+	f.Add(mustMarshal(f, big.narrow))
 	base, _, _ := randomWindow(99, 50)
 	before := mustMarshal(f, base)
 	f.Fuzz(func(t *testing.T, data []byte) {

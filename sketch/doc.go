@@ -113,7 +113,10 @@
 // a one-slot cache and probes the candidate table. A candidate's event then
 // only increments its slot count and its heap key; another item's event
 // reads four counters and updates them in two arrays that fit in the CPU's
-// second-level cache. That is 23 to 33 ns per event on the benchmark machine
+// second-level cache: 16-bit counters while every aggregate counter is at
+// most 65535 (128 KB at the default width), widened to 32 bits exactly when
+// one would pass it, and narrowed back when block expiries bring them all
+// down to 32767 (counters.go). That is 23 to 33 ns per event on the benchmark machine
 // (BENCHMARKS.md), with no allocation except one copy of an item's string
 // when it becomes a candidate.
 package sketch

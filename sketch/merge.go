@@ -10,8 +10,8 @@ import (
 func (w *Window) Clone() *Window {
 	w.flush()
 	c := *w
-	c.agg = slices.Clone(w.agg)
-	c.blocks = slices.Clone(w.blocks)
+	c.agg16, c.blocks16 = slices.Clone(w.agg16), slices.Clone(w.blocks16)
+	c.agg32, c.blocks32 = slices.Clone(w.agg32), slices.Clone(w.blocks32)
 	c.blockEvents = slices.Clone(w.blockEvents)
 	c.slotEvents = slices.Clone(w.slotEvents)
 	c.cands = slices.Clone(w.cands)
@@ -69,12 +69,7 @@ func (w *Window) Merge(other *Window) error {
 	src.advanceTo(end)
 
 	union := w.unionCandidates(src)
-	for i, v := range src.blocks {
-		w.blocks[i] += v
-	}
-	for i, v := range src.agg {
-		w.agg[i] += v
-	}
+	w.addCounters(src)
 	for i, v := range src.blockEvents {
 		w.blockEvents[i] += v
 	}

@@ -204,7 +204,7 @@ func (c config) cells() int { return c.width * c.depth }
 // its candidates' item strings. It is computed in float64 so that absurd
 // shapes cannot overflow.
 func (c config) fixedBytes() int64 {
-	f := float64(c.width) * float64(c.depth) * 4 * float64(c.liveBlocks()+1)                // block sketches + aggregate
+	f := float64(c.width) * float64(c.depth) * 4 * float64(c.liveBlocks()+1)                // block sketches + aggregate, when wide
 	f += float64(c.candidates) * float64(c.ringSlots()) * 4                                 // exact per-slot counts
 	f += float64(c.candidates) * float64(candidateBytes+heapEntryBytes+4+8*tableEntryBytes) // candidates, heap, table
 	f += float64(c.ringSlots()) * 8                                                         // per-slot totals

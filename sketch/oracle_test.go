@@ -108,7 +108,7 @@ func (st *stream) step(w *Window, o *exact.Counter) {
 
 // verify checks the window against the oracle: every invariant, the
 // statistics, and for every item that the truth lies in its bounds.
-func verify(t *testing.T, w *Window, o *exact.Counter, items []string) {
+func verify(t testing.TB, w *Window, o *exact.Counter, items []string) {
 	t.Helper()
 	if err := w.check(); err != nil {
 		t.Fatalf("invariant: %v", err)

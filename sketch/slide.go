@@ -103,8 +103,7 @@ func clampInt(v int64) int {
 
 // clearAll forgets every event, as when the window moves past all of them.
 func (w *Window) clearAll() {
-	clear(w.agg)
-	clear(w.blocks)
+	w.clearCounters()
 	clear(w.blockEvents)
 	w.liveEvents = 0
 	clear(w.slotEvents)
@@ -144,14 +143,7 @@ func (w *Window) expireSlot() (blockExpired, emptied bool) {
 	// A block without events has only zero counters (check verifies that
 	// its rows sum to at most its events): nothing to subtract.
 	if w.blockEvents[b] > 0 {
-		blk := w.blocks[b*w.cells : (b+1)*w.cells]
-		for i, v := range blk {
-			if v > w.agg[i] {
-				panic("BUG: sketch: block counter above aggregate")
-			}
-			w.agg[i] -= v
-		}
-		clear(blk)
+		w.expireBlock(b)
 	}
 	w.liveEvents -= w.blockEvents[b]
 	w.blockEvents[b] = 0

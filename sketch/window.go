@@ -45,11 +45,15 @@ type Window struct {
 	end     int64 // absolute slot number where the window ends (exclusive)
 	newest  int64 // newest slot that received an event
 
-	agg         []uint32 // sum of the block sketches
-	blocks      []uint32 // block b at (b mod nblocks)*cells
-	blockEvents []uint64 // events counted into each block sketch
-	liveEvents  uint64   // sum of blockEvents
-	slotEvents  []uint64 // events per ring position
+	// The sketch's counters (counters.go): the sum of the block sketches,
+	// and block b at (b mod nblocks)*cells, in 16 bits unless wide, in
+	// 32 bits if wide; the other pair is nil.
+	agg16, blocks16 []uint16
+	agg32, blocks32 []uint32
+	wide            bool
+	blockEvents     []uint64 // events counted into each block sketch
+	liveEvents      uint64   // sum of blockEvents
+	slotEvents      []uint64 // events per ring position
 
 	cands []candidate
 	ring  []uint32    // exact counts, ring position × candidates
@@ -128,8 +132,8 @@ func newWindow(cfg config) *Window {
 		cells:   cfg.cells(),
 		slideNs: int64(cfg.slide),
 	}
-	w.agg = make([]uint32, w.cells)
-	w.blocks = make([]uint32, w.nblocks*w.cells)
+	w.agg16 = make([]uint16, w.cells)
+	w.blocks16 = make([]uint16, w.nblocks*w.cells)
 	w.blockEvents = make([]uint64, w.nblocks)
 	w.slotEvents = make([]uint64, w.rslots)
 	w.cands = make([]candidate, cfg.candidates)
@@ -245,28 +249,35 @@ func (w *Window) AddHash(h uint64, item string, ts time.Time) {
 	// Any other item: it becomes a candidate if the sketch's estimate of its
 	// earlier events, plus this one, beats the smallest candidate; otherwise
 	// the event goes into the sketch with conservative update.
-	if w.cfg.depth != 4 {
+	if w.cfg.depth != 4 || w.wide {
 		w.addGeneric(h, item)
 		return
 	}
 	width := uint64(w.cfg.width)
-	blk := w.blocks[w.cacheBlock : w.cacheBlock+w.cells]
-	agg := w.agg[:w.cells]
+	blk := w.blocks16[w.cacheBlock : w.cacheBlock+w.cells]
+	agg := w.agg16[:w.cells]
 	h1, h2 := uint32(h), uint32(h>>32)
 	i0 := int((uint64(h1) * width) >> 32)
 	i1 := w.cfg.width + int((uint64(h1+h2)*width)>>32)
 	i2 := 2*w.cfg.width + int((uint64(h1+2*h2)*width)>>32)
 	i3 := 3*w.cfg.width + int((uint64(h1+3*h2)*width)>>32)
-	a0, a1, a2, a3 := agg[i0], agg[i1], agg[i2], agg[i3]
-	b0, b1, b2, b3 := blk[i0], blk[i1], blk[i2], blk[i3]
+	a0, a1, a2, a3 := uint32(agg[i0]), uint32(agg[i1]), uint32(agg[i2]), uint32(agg[i3])
+	b0, b1, b2, b3 := uint32(blk[i0]), uint32(blk[i1]), uint32(blk[i2]), uint32(blk[i3])
 	if est := min(a0, a1, a2, a3); len(w.free) > 0 || uint64(est) >= w.heap[0].key {
 		w.offer(h, item, est)
 		return
 	}
 	m := min(b0, b1, b2, b3) + 1
 	n0, n1, n2, n3 := max(b0, m), max(b1, m), max(b2, m), max(b3, m)
-	blk[i0], blk[i1], blk[i2], blk[i3] = n0, n1, n2, n3
-	agg[i0], agg[i1], agg[i2], agg[i3] = a0+n0-b0, a1+n1-b1, a2+n2-b2, a3+n3-b3
+	s0, s1, s2, s3 := a0+n0-b0, a1+n1-b1, a2+n2-b2, a3+n3-b3
+	if max(s0, s1, s2, s3) > math.MaxUint16 {
+		// The exact way: every counter to 32 bits, then the same update.
+		w.widen()
+		w.addGeneric(h, item)
+		return
+	}
+	blk[i0], blk[i1], blk[i2], blk[i3] = uint16(n0), uint16(n1), uint16(n2), uint16(n3)
+	agg[i0], agg[i1], agg[i2], agg[i3] = uint16(s0), uint16(s1), uint16(s2), uint16(s3)
 }
 
 // Bounds returns the window's start (inclusive) and end (exclusive) in UTC;
@@ -307,7 +318,7 @@ func (w *Window) Dropped() (late, early, full uint64) {
 // distinct items seen.
 func (w *Window) SizeBytes() int {
 	n := windowStructBytes +
-		4*(cap(w.agg)+cap(w.blocks)+cap(w.ring)) +
+		2*(cap(w.agg16)+cap(w.blocks16)) + 4*(cap(w.agg32)+cap(w.blocks32)+cap(w.ring)) +
 		8*(cap(w.blockEvents)+cap(w.slotEvents)) +
 		candidateBytes*cap(w.cands) + heapEntryBytes*cap(w.heap) +
 		4*cap(w.free) + tableEntryBytes*cap(w.table)
