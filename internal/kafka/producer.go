@@ -84,10 +84,11 @@ func (c Config) newProducer(log *slog.Logger) (*producer, error) {
 
 // batchBytes is the largest batch (before compression) the processors' producer sends to a
 // topic: topics.MaxProduceBytes to the topics made for dead letters and large values (a
-// max.message.bytes of at least topics.MaxDLQMessageBytes in Names.Specs), the brokers' default
-// max.message.bytes (defaultBatchBytes) to the others: brokers check a compressed batch against
-// its topic's limit, and a table's changelog written in a backlog (batches as large as allowed)
-// would otherwise exceed it.
+// max.message.bytes of at least topics.MaxDLQMessageBytes in Names.Specs), franz-go's default
+// (defaultBatchBytes, under the brokers' default max.message.bytes of 1 MiB + 12 even after
+// LZ4's growth) to the others: brokers check a compressed batch against its topic's limit, and
+// a table's changelog written in a backlog (batches as large as allowed) would otherwise
+// exceed it.
 func (c Config) batchBytes() func(topic string) int32 {
 	large := map[string]bool{}
 	for _, s := range c.Names.Specs(c.partitions()) {
