@@ -23,7 +23,7 @@ import (
 // success with the record's partition and offset (goka stores a table's offset from it), every
 // key must be in the partition goka's sarama producer put it in before (murmur2 with sarama's
 // WithAbsFirst) and Kafka's default partitioner (franz-go's) puts it in, and the records of a
-// key must be stored in the order they were emitted, with their headers.
+// key must be stored in the order they were emitted, with their headers, in LZ4 batches.
 func TestProcessorProducer(t *testing.T) {
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -97,7 +97,11 @@ func TestProcessorProducer(t *testing.T) {
 			from[p], to[p] = 0, end
 		}
 		next := map[string]int{} // key -> the round of its next record
+		lz4 := 0                 // records of LZ4 batches (the codec the producer sends)
 		err = cl.Read(ctx, topic, from, to, func(r *kgo.Record) error {
+			if r.Attrs.CompressionType() == 3 {
+				lz4++
+			}
 			key, value := string(r.Key), string(r.Value)
 			round := next[key]
 			next[key]++
@@ -114,6 +118,9 @@ func TestProcessorProducer(t *testing.T) {
 		})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if lz4 == 0 {
+			t.Fatal("no record in an LZ4 batch")
 		}
 		if len(next) != keys {
 			t.Fatalf("read %d keys, want %d", len(next), keys)
