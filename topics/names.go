@@ -52,8 +52,8 @@ const DefaultStreamRetention = 14 * 24 * time.Hour
 // batch's compressed size.
 const MaxDLQMessageBytes = 2 << 20
 
-// MaxProduceBytes is the largest batch (before compression) the processors' sarama producer
-// sends, its Producer.MaxMessageBytes: MaxDLQMessageBytes less 1/128. LZ4 (the producer's
+// MaxProduceBytes is the largest batch (before compression) the processors' producer sends to
+// a topic whose max.message.bytes is MaxDLQMessageBytes: MaxDLQMessageBytes less 1/128. LZ4 (the producer's
 // codec) grows incompressible data by at most 1/255 plus a few dozen bytes, so even a batch of
 // random bytes stays under the dead-letter topic's limit once compressed.
 const MaxProduceBytes = MaxDLQMessageBytes - MaxDLQMessageBytes/128

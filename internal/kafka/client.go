@@ -51,9 +51,7 @@ func NewClient(cfg Config) (*Client, error) {
 			return topics.MaxCheckpointBytes
 		}),
 		kgo.MaxBufferedBytes(4*topics.MaxCheckpointBytes),
-		kgo.RecordPartitioner(kgo.BasicConsistentPartitioner(func(string) func(*kgo.Record, int) int {
-			return partition
-		})),
+		partitionLikeKafka(),
 	)
 	if err != nil {
 		return nil, err
@@ -119,6 +117,14 @@ func InPartition(r *kgo.Record, p int32) *kgo.Record {
 	}
 	r.Context, r.Partition = context.WithValue(ctx, inPartition{}, true), p
 	return r
+}
+
+// partitionLikeKafka is the partitioner of rankstream's producers (the Client's and the
+// processors'): partition.
+func partitionLikeKafka() kgo.Opt {
+	return kgo.RecordPartitioner(kgo.BasicConsistentPartitioner(func(string) func(*kgo.Record, int) int {
+		return partition
+	}))
 }
 
 // partition is the Client's partitioner: the partition a record names (InPartition), or its

@@ -44,10 +44,11 @@ func (c Config) replication() int {
 	return 1
 }
 
-// Sarama returns the sarama configuration goka runs on: goka's defaults, plus the protocol
-// version, reading new groups from the oldest offset (a new group must not skip what was
-// produced before it joined), room for dead-letter records (topics.MaxProduceBytes), fetches
-// of 256 KiB a partition, and a fetch that waits at most fetchMaxWait for data.
+// Sarama returns the sarama configuration goka's consumers and topic manager run on (its
+// producer is franz-go's: producerBuilder): goka's defaults, plus the protocol version,
+// reading new groups from the oldest offset (a new group must not skip what was produced
+// before it joined), fetches of 256 KiB a partition, and a fetch that waits at most
+// fetchMaxWait for data.
 func (c Config) Sarama() *sarama.Config {
 	s := goka.DefaultConfig()
 	// Kafka 4 removed the old protocol versions (KIP-896): goka's default (2.0) fails there.
@@ -62,9 +63,6 @@ func (c Config) Sarama() *sarama.Config {
 	// headroom doubles; a fetch of 256 KiB still holds thousands of records.
 	s.Consumer.Fetch.Default = 256 << 10
 	s.Consumer.MaxWaitTime = fetchMaxWait
-	s.Producer.MaxMessageBytes = topics.MaxProduceBytes
-	s.Producer.RequiredAcks = sarama.WaitForAll
-	s.Producer.Compression = sarama.CompressionLZ4
 	s.Metadata.RefreshFrequency = time.Minute
 	return s
 }
@@ -111,7 +109,7 @@ func (c Config) ProcessorOptions(g goka.Group, log *slog.Logger) []goka.Processo
 	return []goka.ProcessorOption{
 		goka.WithConsumerGroupBuilder(goka.ConsumerGroupBuilderWithConfig(s)),
 		goka.WithConsumerSaramaBuilder(goka.SaramaConsumerBuilderWithConfig(s)),
-		goka.WithProducerBuilder(producerBuilder(s)),
+		goka.WithProducerBuilder(c.producerBuilder(log.With("group", string(g)))),
 		goka.WithHasher(NewMurmur2),
 		goka.WithTopicManagerBuilder(goka.TopicManagerBuilderWithConfig(s, tm)),
 		goka.WithStorageBuilder(sb),
