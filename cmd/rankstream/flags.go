@@ -138,7 +138,7 @@ func (s *stepsFlags) register(fs *flag.FlagSet) {
 	registerStepRules(fs, &s.rules)
 	fs.Int64Var(&s.limits.MaxRisePerMinute, "max-steps-rate", 0, "most steps a user's day may rise per minute of event time (from local midnight, and since the day's value was reached); faster reports go to the topic steps.quarantine. 0: no limit; 250 is a brisk human walk (see docs/steps.md)")
 	fs.DurationVar(&s.coalesce, "coalesce", 500*time.Millisecond, "how long Redis writes are coalesced per user and day (per member and period for score boards) before a pipelined flush")
-	fs.IntVar(&s.maxPending, "max-pending", 200_000, "records waiting for a Redis flush before a processor (steps, scores) stops consuming (backpressure while Redis is slow or down)")
+	fs.IntVar(&s.maxPending, "max-pending", 20_000, "records waiting for a Redis flush before it starts at once and a processor (steps, scores) stops consuming until it did (backpressure while Redis is slow or down; each record waiting costs about 0.6 KB)")
 }
 
 // registerStepRules registers the rules a step report must pass: the processors dead-letter

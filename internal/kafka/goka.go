@@ -47,8 +47,8 @@ func (c Config) replication() int {
 // Sarama returns the sarama configuration goka's consumers and topic manager run on (its
 // producer is franz-go's: producerBuilder): goka's defaults, plus the protocol version,
 // reading new groups from the oldest offset (a new group must not skip what was produced
-// before it joined), fetches of 256 KiB a partition, and a fetch that waits at most
-// fetchMaxWait for data.
+// before it joined), fetches of 64 KiB a partition, a fetch that waits at most fetchMaxWait
+// for data, and the metadata of the topics used only.
 func (c Config) Sarama() *sarama.Config {
 	s := goka.DefaultConfig()
 	// Kafka 4 removed the old protocol versions (KIP-896): goka's default (2.0) fails there.
@@ -58,11 +58,18 @@ func (c Config) Sarama() *sarama.Config {
 	// What the callbacks finished is committed within this (plus fetchMaxWait, below): a
 	// commit is one small write to __consumer_offsets, sent only when an offset moved.
 	s.Consumer.Offsets.AutoCommit.Interval = 100 * time.Millisecond
-	// sarama's 1 MiB a partition kept about 46 MB of fetched and parsed records of the steps
-	// slice's 8 partitions on the heap (a quarter of it at 256 KiB), which the collector's
-	// headroom doubles; a fetch of 256 KiB still holds thousands of records.
-	s.Consumer.Fetch.Default = 256 << 10
+	// sarama keeps a whole fetch of a partition parsed (every record's message, about 160
+	// bytes, and its decompressed batches) until the last of its records is handed on:
+	// sarama's 1 MiB a partition kept about 46 MB on the heap in the steps slice's 8
+	// partitions, 256 KiB about 18 MB, which the collector's headroom doubles. 64 KiB (about
+	// 2,000 records of a step report's size) cost no throughput there and less CPU a record.
+	s.Consumer.Fetch.Default = 64 << 10
 	s.Consumer.MaxWaitTime = fetchMaxWait
+	// Only the topics a client uses: by default every client (goka's consumer group and
+	// consumer of each processor) keeps, and refreshes every minute, the metadata of every
+	// topic of the cluster, tens of MB on a cluster of thousands of partitions. goka's topic
+	// manager needs the full list (topicManagerSarama).
+	s.Metadata.Full = false
 	s.Metadata.RefreshFrequency = time.Minute
 	return s
 }
@@ -98,6 +105,15 @@ func (c Config) topicManager() *goka.TopicManagerConfig {
 	return tm
 }
 
+// topicManagerSarama is s for goka's topic manager, which looks a topic up in the list of
+// every topic (its client's metadata): without the full metadata its client knows no broker
+// ("no brokers active in current client").
+func topicManagerSarama(s *sarama.Config) *sarama.Config {
+	full := *s
+	full.Metadata.Full = true
+	return &full
+}
+
 // ProcessorOptions configures a goka processor of group g on this cluster.
 func (c Config) ProcessorOptions(g goka.Group, log *slog.Logger) []goka.ProcessorOption {
 	s := c.Sarama()
@@ -111,7 +127,7 @@ func (c Config) ProcessorOptions(g goka.Group, log *slog.Logger) []goka.Processo
 		goka.WithConsumerSaramaBuilder(goka.SaramaConsumerBuilderWithConfig(s)),
 		goka.WithProducerBuilder(c.producerBuilder(log.With("group", string(g)))),
 		goka.WithHasher(NewMurmur2),
-		goka.WithTopicManagerBuilder(goka.TopicManagerBuilderWithConfig(s, tm)),
+		goka.WithTopicManagerBuilder(goka.TopicManagerBuilderWithConfig(topicManagerSarama(s), tm)),
 		goka.WithStorageBuilder(sb),
 		goka.WithClientID(c.clientID()),
 		goka.WithLogger(gokaLogger{log.With("component", "goka", "group", string(g))}),

@@ -2,9 +2,6 @@ package kafka
 
 import (
 	"hash"
-
-	"github.com/IBM/sarama"
-	"github.com/lovoo/goka"
 )
 
 // Every producer of a keyed topic must put a key in the same partition, or a user's state
@@ -64,17 +61,6 @@ func murmur2Sum[T string | []byte](b T) uint32 {
 	h *= mul
 	h ^= h >> 15
 	return h
-}
-
-// producerBuilder is goka.ProducerBuilderWithConfig with Kafka's partitioning: murmur2 and
-// the Java client's sign rule (sarama's WithAbsFirst).
-func producerBuilder(s *sarama.Config) goka.ProducerBuilder {
-	return func(brokers []string, clientID string, _ func() hash.Hash32) (goka.Producer, error) {
-		cfg := *s
-		cfg.ClientID = clientID
-		cfg.Producer.Partitioner = sarama.NewCustomPartitioner(sarama.WithAbsFirst(), sarama.WithCustomHashFunction(NewMurmur2))
-		return goka.NewProducer(brokers, &cfg)
-	}
 }
 
 // PartitionOf is the partition that Kafka's default partitioner, and goka as configured here,

@@ -32,7 +32,10 @@ type FlushOptions struct {
 	Interval time.Duration
 	// MaxBatch flushes early once this many distinct keys wait [20,000].
 	MaxBatch int
-	// MaxPending blocks Submit once this many records wait for a flush [200,000].
+	// MaxPending flushes early and blocks Submit once this many records wait for a flush
+	// [20,000]. Every record waiting holds its consumed message and goka's context until
+	// its flush is acknowledged (about 0.6 KB), and the flush under way holds as many: the
+	// bound keeps the process's memory independent of its rate.
 	MaxPending int
 	// MaxBackoff caps the wait between retries of a failed flush [5 s].
 	MaxBackoff time.Duration
@@ -47,7 +50,7 @@ func (o *FlushOptions) defaults() {
 		o.MaxBatch = 20_000
 	}
 	if o.MaxPending <= 0 {
-		o.MaxPending = 200_000
+		o.MaxPending = 20_000
 	}
 	if o.MaxBackoff <= 0 {
 		o.MaxBackoff = 5 * time.Second
@@ -128,12 +131,12 @@ func (b *asyncBatch[K, V]) reset() {
 
 // async is the asynchronous layer of a writer (StepsWriter, ScoresWriter): Submit coalesces
 // updates of type U into a batch of pending values V by key K (add, called under the lock),
-// Run flushes the batch in one write (write) per interval or when maxBatch keys wait, retries a
-// failed flush with backoff for as long as it takes (retried is told of each failure, e.g. to
-// reload a script), and only then calls the done callbacks, oldest first. Once a flush fails
-// for good, nothing submitted before or after it is ever acknowledged. After a flush, the event
-// time of each value it wrote (eventMs, Unix milliseconds; 0 for none; a nil eventMs for a
-// writer of no board) is observed in rankstream_board_update_latency_seconds.
+// Run flushes the batch in one write (write) per interval or when maxBatch keys or maxPending
+// records wait, retries a failed flush with backoff for as long as it takes (retried is told of
+// each failure, e.g. to reload a script), and only then calls the done callbacks, oldest first.
+// Once a flush fails for good, nothing submitted before or after it is ever acknowledged. After
+// a flush, the event time of each value it wrote (eventMs, Unix milliseconds; 0 for none; a nil
+// eventMs for a writer of no board) is observed in rankstream_board_update_latency_seconds.
 type async[K comparable, V, U any] struct {
 	opts    asyncOptions
 	add     func(b *asyncBatch[K, V], u U)
@@ -187,10 +190,13 @@ func (a *async[K, V, U]) submit(u U, done func(error)) {
 	}
 	a.add(a.cur, u)
 	a.cur.dones = append(a.cur.dones, done)
-	n := len(a.cur.items)
-	a.pending.Set(float64(len(a.cur.dones)))
+	keys, records := len(a.cur.items), len(a.cur.dones)
+	a.pending.Set(float64(records))
 	a.mu.Unlock()
-	if n >= a.opts.maxBatch {
+	// A full batch (maxBatch keys, or maxPending records: the next Submit waits) is flushed
+	// as soon as the flush under way, if any, ends: waiting for the interval would hold the
+	// processor back with nothing to do.
+	if keys >= a.opts.maxBatch || records >= a.opts.maxPending {
 		select {
 		case a.kick <- struct{}{}:
 		default:

@@ -258,6 +258,37 @@ func TestStepsWriterAcknowledgesNothingAfterAFailedWrite(t *testing.T) {
 	}
 }
 
+// TestStepsWriterFlushesAFullBatchAtOnce: once MaxPending records wait (one key here, far
+// below MaxBatch), the batch is flushed at once instead of at the next interval (an hour),
+// and Submit takes records again: a processor blocked on a full batch waits for a write, never
+// for the clock.
+func TestStepsWriterFlushesAFullBatchAtOnce(t *testing.T) {
+	eachServer(t, func(t *testing.T, rdb goredis.UniversalClient) {
+		w := runWriter(t, rdb, rsredis.StepsOptions{FlushOptions: rsredis.FlushOptions{Interval: time.Hour, MaxPending: 4}})
+		day := board.Day(20261130)
+		base := day.FirstInstant().UnixMilli()
+		var a acks
+		go func() { // the fifth Submit waits for the first batch's flush
+			for i := range 8 { // two full batches of one user-day and dead-lettered records
+				var u *board.StepUpdate
+				if i%2 == 0 {
+					u = &board.StepUpdate{User: "full-batch-user", Day: day, Steps: int64(100 + i), ReachedMs: base + int64(i)}
+				}
+				w.Submit(u, a.done(i))
+			}
+		}()
+		waitAcks(t, &a, 8)
+		for i, got := range a.got {
+			if got != i || a.errs[i] != nil {
+				t.Fatalf("acks %v errs %v: want submission order without errors", a.got, a.errs)
+			}
+		}
+		if v, err := rdb.Get(context.Background(), rsredis.StepKey(day, "full-batch-user")).Result(); err != nil || v != "106" {
+			t.Fatalf("steps = %q, %v; want 106", v, err)
+		}
+	})
+}
+
 func equal(a, b []string) bool {
 	if len(a) != len(b) {
 		return false

@@ -184,20 +184,24 @@ func TestRequestIDSurvivesARebalance(t *testing.T) {
 // 3 s later, and Redis comes back before or after the 10 s shutdown grace ended. The offsets
 // committed must never cover a record whose value is not in Redis, a process whose write
 // failed must exit non-zero, and a restarted process must complete the exact result. Run
-// with the default --max-pending and with 20,000, so that the processor is blocked or not
-// when the grace ends.
+// with the default --max-pending (20,000: the processor is blocked when the grace ends) and
+// with 200,000 (more than the whole input: it is not).
 func TestRedisDownAtShutdown(t *testing.T) {
 	brokers := testenv.KafkaBrokers(t)
 	for _, tc := range []struct {
 		maxPending string
 		back       time.Duration // after the SIGTERM
 	}{
+		{"", 7 * time.Second}, {"", 10500 * time.Millisecond},
 		{"200000", 7 * time.Second}, {"200000", 10500 * time.Millisecond},
-		{"20000", 7 * time.Second}, {"20000", 10500 * time.Millisecond},
 	} {
-		t.Run(fmt.Sprintf("max-pending-%s/back-after-%s", tc.maxPending, tc.back), func(t *testing.T) {
+		name, flags := "default", []string(nil)
+		if tc.maxPending != "" {
+			name, flags = tc.maxPending, []string{"--max-pending", tc.maxPending}
+		}
+		t.Run(fmt.Sprintf("max-pending-%s/back-after-%s", name, tc.back), func(t *testing.T) {
 			t.Parallel()
-			redisDownAtShutdown(t, brokers, tc.back, "--max-pending", tc.maxPending) // 200,000 is the default
+			redisDownAtShutdown(t, brokers, tc.back, flags...)
 		})
 	}
 }
