@@ -120,16 +120,20 @@ func topicManagerSarama(s *sarama.Config) *sarama.Config {
 	return &full
 }
 
-// ProcessorOptions configures a goka processor of group g on this cluster.
-func (c Config) ProcessorOptions(g goka.Group, log *slog.Logger) []goka.ProcessorOption {
+// ProcessorOptions configures a goka processor of group g on this cluster. Its commits follow
+// offset order (commitOrder); hooks run before each callback, with its context (a benchmark
+// times the callbacks with them).
+func (c Config) ProcessorOptions(g goka.Group, log *slog.Logger, hooks ...func(goka.Context)) []goka.ProcessorOption {
 	s := c.Sarama()
+	order := &commitOrder{}
 	tm := c.topicManager()
 	sb := memoryBuilder()
 	if c.StateDir != "" {
 		sb = storage.DefaultBuilder(filepath.Join(c.StateDir, string(g)))
 	}
 	return []goka.ProcessorOption{
-		goka.WithConsumerGroupBuilder(goka.ConsumerGroupBuilderWithConfig(s)),
+		goka.WithConsumerGroupBuilder(order.groupBuilder(goka.ConsumerGroupBuilderWithConfig(s))),
+		goka.WithContextWrapper(order.contextWrapper(hooks)),
 		goka.WithConsumerSaramaBuilder(goka.SaramaConsumerBuilderWithConfig(s)),
 		goka.WithProducerBuilder(c.producerBuilder(log.With("group", string(g)))),
 		goka.WithHasher(NewMurmur2),

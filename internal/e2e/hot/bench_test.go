@@ -88,7 +88,7 @@ func BenchmarkHotThroughput(b *testing.B) {
 	b.ResetTimer()
 	cpu0 := processCPU(b)
 	stopProfile := profileHot(b)
-	p.start(goka.WithContextWrapper(func(ctx goka.Context) goka.Context {
+	p.start(func(ctx goka.Context) {
 		if began.Load() == 0 {
 			began.CompareAndSwap(0, time.Now().UnixNano())
 		}
@@ -97,8 +97,7 @@ func BenchmarkHotThroughput(b *testing.B) {
 			for last := lastIn.Load(); last < now && !lastIn.CompareAndSwap(last, now); last = lastIn.Load() {
 			}
 		}
-		return ctx
-	}))
+	})
 	done := p.waitDone(n, firstEnd, lastEnd, 5*time.Minute)
 	path := float64(n) / done.Sub(time.Unix(0, began.Load())).Seconds()
 	tail := done.Sub(time.Unix(0, lastIn.Load()))
@@ -333,10 +332,10 @@ func (p *hotPipeline) produceErr(ctx context.Context, pc loadgen.ProduceConfig, 
 	return err
 }
 
-// start runs the hot group (with hotOpts added to its options) and the merge group, publishing
+// start runs the hot group (hotHooks run before each of its callbacks) and the merge group, publishing
 // to Redis and, through hot.history and its writer, ClickHouse, as `rankstream process
 // --history` does, until the benchmark ends.
-func (p *hotPipeline) start(hotOpts ...goka.ProcessorOption) {
+func (p *hotPipeline) start(hotHooks ...func(goka.Context)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	pub := app.Publisher{Redis: rsredis.NewHotWriter(p.rdb), History: history.NewQueue(p.kcl)}
 	g, gctx := errgroup.WithContext(ctx)
@@ -344,8 +343,7 @@ func (p *hotPipeline) start(hotOpts ...goka.ProcessorOption) {
 		return history.Run(gctx, p.kc, app.History{Sink: p.history}, p.cfg.Log)
 	})
 	g.Go(func() error {
-		opts := append(p.kc.ProcessorOptions(p.kc.Names.Group(hot.Group), p.cfg.Log), hotOpts...)
-		return hot.Run(gctx, p.cfg, p.kcl, opts...)
+		return hot.Run(gctx, p.cfg, p.kcl, p.kc.ProcessorOptions(p.kc.Names.Group(hot.Group), p.cfg.Log, hotHooks...)...)
 	})
 	g.Go(func() error {
 		mcfg := hotmerge.Config{Names: p.cfg.Names, Partitions: p.cfg.Partitions, K: p.cfg.K, Log: p.cfg.Log}
