@@ -536,6 +536,10 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // With RANKSTREAM_BENCH_PROFILES=<dir>, the CPU profiles of serve and of the generator during
 // each lean closed loop are written there (profiled).
 //
+// With RANKSTREAM_BENCH_BASE_BIN=<a rankstream binary> (e.g. built from the commit before a
+// change), that binary's serves run beside the tree's, and every read is measured on both, one
+// after the other: the tree's as <board>/<read>, the other's as base:<board>/<read>.
+//
 // Pages at most 100 deep are served from the hot-boards cache once a board is read often
 // (its default); a member's rank always reads Redis. Those pages are measured again as
 // <read>-nocache through a second serve with the cache off (--board-cache-ttl 0). Then fixed5k/{top100,rank5}: issue 11's
