@@ -151,12 +151,12 @@ func (t target) region() string {
 	return t.scope
 }
 
-func (s *Server) scoreBoard(ctx context.Context, r *http.Request) (any, error) {
-	return s.boardPage(ctx, r.PathValue("board"), r)
+func (s *Server) scoreBoard(ctx context.Context, r request) (any, error) {
+	return s.boardPage(ctx, r.board, r)
 }
 
-func (s *Server) boardPage(ctx context.Context, name string, r *http.Request) (any, error) {
-	q, err := parseScoreBoardQuery(r.URL.RawQuery)
+func (s *Server) boardPage(ctx context.Context, name string, r request) (any, error) {
+	q, err := parseScoreBoardQuery(r.query)
 	if err != nil {
 		return nil, err
 	}
@@ -228,12 +228,12 @@ func (s *Server) stepsRows(ctx context.Context, day board.Day, region string, of
 	})
 }
 
-func (s *Server) scoreMember(ctx context.Context, r *http.Request) (any, error) {
-	return s.boardMember(ctx, r.PathValue("board"), r)
+func (s *Server) scoreMember(ctx context.Context, r request) (any, error) {
+	return s.boardMember(ctx, r.board, r)
 }
 
-func (s *Server) boardMember(ctx context.Context, name string, r *http.Request) (any, error) {
-	q, err := parseScoreMemberQuery(r.PathValue("member"), r.URL.RawQuery)
+func (s *Server) boardMember(ctx context.Context, name string, r request) (any, error) {
+	q, err := parseScoreMemberQuery(r.member, r.query)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/rankstream/rankstream/internal/board"
@@ -36,12 +35,12 @@ type FriendEntry struct {
 
 // friendsSteps answers GET /v1/friends/{user}/steps?day=&tz=&limit=: the day's steps of the
 // viewer and their friends (the day as the steps board reads it).
-func (s *Server) friendsSteps(ctx context.Context, r *http.Request) (any, error) {
-	user := r.PathValue("user")
+func (s *Server) friendsSteps(ctx context.Context, r request) (any, error) {
+	user := r.user
 	if err := topics.CheckID("user", user); err != nil {
 		return nil, invalid(err)
 	}
-	p, err := parseParams(r.URL.RawQuery, "day", "tz", "limit")
+	p, err := parseParams(r.query, "day", "tz", "limit")
 	if err != nil {
 		return nil, err
 	}
@@ -58,12 +57,12 @@ func (s *Server) friendsSteps(ctx context.Context, r *http.Request) (any, error)
 
 // friendsOfBoard answers GET /v1/friends/{user}/boards/{board}?period=&limit=: any declared
 // board (and steps), its period resolved as the board endpoints resolve it; the global board.
-func (s *Server) friendsOfBoard(ctx context.Context, r *http.Request) (any, error) {
-	user := r.PathValue("user")
+func (s *Server) friendsOfBoard(ctx context.Context, r request) (any, error) {
+	user := r.user
 	if err := topics.CheckID("user", user); err != nil {
 		return nil, invalid(err)
 	}
-	p, err := parseParams(r.URL.RawQuery, "period", "limit")
+	p, err := parseParams(r.query, "period", "limit")
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +74,7 @@ func (s *Server) friendsOfBoard(ctx context.Context, r *http.Request) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.resolve(r.PathValue("board"), q, time.Now())
+	t, err := s.resolve(r.board, q, time.Now())
 	if err != nil {
 		return nil, err
 	}

@@ -52,8 +52,8 @@ type hotRead struct {
 }
 
 // hotSearch serves GET /v1/hot/search?k=N: the latest snapshot with its first k items.
-func (s *Server) hotSearch(ctx context.Context, r *http.Request) (any, error) {
-	q, err := parseHotQuery(r.URL.RawQuery)
+func (s *Server) hotSearch(ctx context.Context, r request) (any, error) {
+	q, err := parseHotQuery(r.query)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -42,7 +41,7 @@ func (g *getCounter) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 
 // hotServer serves the query API with opts from a Redis database of its own, and returns a
 // writer of snapshots into it and the count of the server's Redis GETs.
-func hotServer(t *testing.T, opts ...api.Option) (*httptest.Server, *rsredis.HotWriter, *getCounter) {
+func hotServer(t *testing.T, opts ...api.Option) (*testServer, *rsredis.HotWriter, *getCounter) {
 	t.Helper()
 	addr, db := testenv.RedisAddr(t)
 	rdb := goredis.NewClient(&goredis.Options{Addr: addr, DB: db})

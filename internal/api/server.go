@@ -31,6 +31,7 @@ type Server struct {
 	ready   func() error // besides Redis, for /readyz (WithReady)
 	log     *slog.Logger
 	mux     *http.ServeMux
+	routes  routes // the read endpoints, for the fasthttp server (fast.go)
 	hot     *ttlCache[hotRead]
 	boardC  *ttlCache[topPage]  // the hot boards' Top-100s
 	pages   *coalescer[topPage] // the page reads in flight, shared by identical ones
@@ -91,13 +92,15 @@ func New(store *rsredis.Reader, log *slog.Logger, opts ...Option) *Server {
 		}
 		return nil
 	})
-	s.route("GET /v1/boards/steps", s.stepsBoard)
-	s.route("GET /v1/boards/steps/members/{member}", s.stepsMember)
-	s.route("GET /v1/boards/{board}", s.scoreBoard)
-	s.route("GET /v1/boards/{board}/members/{member}", s.scoreMember)
-	s.route("GET /v1/hot/search", s.hotSearch)
-	s.route("GET /v1/friends/{user}/steps", s.friendsSteps)
-	s.route("GET /v1/friends/{user}/boards/{board}", s.friendsOfBoard)
+	s.routes = routes{
+		stepsBoard:     s.route("GET /v1/boards/steps", s.stepsBoard),
+		stepsMember:    s.route("GET /v1/boards/steps/members/{member}", s.stepsMember),
+		scoreBoard:     s.route("GET /v1/boards/{board}", s.scoreBoard),
+		scoreMember:    s.route("GET /v1/boards/{board}/members/{member}", s.scoreMember),
+		hotSearch:      s.route("GET /v1/hot/search", s.hotSearch),
+		friendsSteps:   s.route("GET /v1/friends/{user}/steps", s.friendsSteps),
+		friendsOfBoard: s.route("GET /v1/friends/{user}/boards/{board}", s.friendsOfBoard),
+	}
 	return s
 }
 
@@ -113,64 +116,96 @@ func (e *apiError) Error() string { return e.msg }
 
 func badRequest(msg string) error { return &apiError{http.StatusBadRequest, msg} }
 
-// route wraps a handler that returns a value or an error with a deadline for its Redis
-// calls, JSON encoding, metrics and logs. Errors that are not an *apiError are Redis failures:
-// the last good answer of the same request URI, marked stale, if the server holds one (a
-// successful answer is kept as such), else 503 with Retry-After and a short reason, logged at
-// most once a second.
-func (s *Server) route(pattern string, h func(context.Context, *http.Request) (any, error)) {
-	observe := obs.NewHTTPRoute(pattern)
+// request is what a read endpoint takes from an HTTP request: its path's wildcards ("" where
+// its pattern has none) and its raw query string.
+type request struct {
+	board, member, user string
+	query               string
+}
+
+// endpoint is a read endpoint: a value to answer (a jsonAppender, or a value for
+// encoding/json) or an error.
+type endpoint func(context.Context, request) (any, error)
+
+// route is a read endpoint with its pattern and the pattern's metrics.
+type route struct {
+	pattern string
+	h       endpoint
+	observe *obs.HTTPRoute
+}
+
+// routes are the read endpoints by pattern.
+type routes struct {
+	stepsBoard, stepsMember, scoreBoard, scoreMember, hotSearch, friendsSteps, friendsOfBoard *route
+}
+
+// route registers h at pattern on the net/http mux and returns it for the fasthttp server.
+func (s *Server) route(pattern string, h endpoint) *route {
+	rt := &route{pattern: pattern, h: h, observe: obs.NewHTTPRoute(pattern)}
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
-		v, err := h(ctx, r)
-		cancel()
 		uri := r.RequestURI
 		if uri == "" { // a request built in the process, not read from a client
 			uri = r.URL.RequestURI()
 		}
-		var ae *apiError
-		if err != nil && !errors.As(err, &ae) && r.Context().Err() == nil {
-			if old, ok := s.good.get(uri, time.Now()); ok {
-				s.errLog.Log(r.Context(), s.log, slog.LevelWarn, "query: redis read failed; answering the last good copy", "path", r.URL.Path, "err", err)
-				v, err = old, nil
-				obs.QueryCache.WithLabelValues("last-good", "hit").Inc()
-			} else {
-				obs.QueryCache.WithLabelValues("last-good", "miss").Inc()
-			}
-		} else if a, ok := v.(answer); ok && err == nil {
-			at := a.dataAt()
-			if at.IsZero() {
-				at = start
-			}
-			s.good.put(uri, a, at)
-		}
-		code := http.StatusOK
-		if a, ok := v.(jsonAppender); ok && err == nil {
+		code, v := s.answer(r.Context(), rt.h, request{board: r.PathValue("board"), member: r.PathValue("member"), user: r.PathValue("user"),
+			query: r.URL.RawQuery}, uri, r.URL.Path)
+		if a, ok := v.(jsonAppender); ok {
 			writeJSON(w, code, a)
-		} else if err != nil {
-			if !errors.As(err, &ae) {
-				ae = s.unavailable(r, err)
-			}
-			code = ae.code
+		} else {
 			if code == http.StatusServiceUnavailable {
 				w.Header().Set("Retry-After", "1")
 			}
-			obs.WriteJSON(w, code, map[string]string{"error": cut(ae.msg, maxReason)})
-		} else {
 			obs.WriteJSON(w, code, v)
 		}
-		observe.Observe(code, time.Since(start))
+		rt.observe.Observe(code, time.Since(start))
 	})
+	return rt
+}
+
+// answer runs h with a deadline for its Redis calls and returns the status and the value to
+// write as JSON (a jsonAppender, or a value for encoding/json; a 503 also gets Retry-After).
+// Errors that are not an *apiError are Redis failures: the last good answer of the same
+// request URI, marked stale, if the server holds one (a successful answer is kept as such),
+// else 503 with a short reason, logged at most once a second. parent ends when the client
+// goes away (net/http; never on fasthttp, where the deadline alone bounds the work).
+func (s *Server) answer(parent context.Context, h endpoint, r request, uri, path string) (int, any) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(parent, s.timeout)
+	v, err := h(ctx, r)
+	cancel()
+	var ae *apiError
+	if err != nil && !errors.As(err, &ae) && parent.Err() == nil {
+		if old, ok := s.good.get(uri, time.Now()); ok {
+			s.errLog.Log(parent, s.log, slog.LevelWarn, "query: redis read failed; answering the last good copy", "path", path, "err", err)
+			v, err = old, nil
+			obs.QueryCache.WithLabelValues("last-good", "hit").Inc()
+		} else {
+			obs.QueryCache.WithLabelValues("last-good", "miss").Inc()
+		}
+	} else if a, ok := v.(answer); ok && err == nil {
+		at := a.dataAt()
+		if at.IsZero() {
+			at = start
+		}
+		s.good.put(uri, a, at)
+	}
+	if err == nil {
+		return http.StatusOK, v
+	}
+	if !errors.As(err, &ae) {
+		ae = s.unavailable(parent, path, err)
+	}
+	return ae.code, map[string]string{"error": cut(ae.msg, maxReason)}
 }
 
 // unavailable is the answer to a failed Redis read: 503 with a short reason. The full error
 // goes to the log, at most once a second (with the count of those not logged).
-func (s *Server) unavailable(r *http.Request, err error) *apiError {
-	if r.Context().Err() != nil { // the client went away: nothing to tell anyone
+func (s *Server) unavailable(ctx context.Context, path string, err error) *apiError {
+	if ctx.Err() != nil { // the client went away: nothing to tell anyone
 		return &apiError{http.StatusServiceUnavailable, "request cancelled"}
 	}
-	s.errLog.Log(r.Context(), s.log, slog.LevelError, "query: redis read failed", "path", r.URL.Path, "err", err)
+	s.errLog.Log(ctx, s.log, slog.LevelError, "query: redis read failed", "path", path, "err", err)
 	if rsredis.IsTimeout(err) {
 		return &apiError{http.StatusServiceUnavailable, fmt.Sprintf("redis did not answer within %s; retry", s.timeout)}
 	}

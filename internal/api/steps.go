@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"github.com/rankstream/rankstream/internal/board"
@@ -44,11 +43,11 @@ type Standing struct {
 }
 
 // stepsBoard answers GET /v1/boards/steps: with period or scope, as the generic endpoint does.
-func (s *Server) stepsBoard(ctx context.Context, r *http.Request) (any, error) {
-	if isGeneric(r.URL.RawQuery) {
+func (s *Server) stepsBoard(ctx context.Context, r request) (any, error) {
+	if isGeneric(r.query) {
 		return s.boardPage(ctx, board.StepsBoard, r)
 	}
-	q, err := parseBoardQuery(r.URL.RawQuery, time.Now())
+	q, err := parseBoardQuery(r.query, time.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -62,11 +61,11 @@ func (s *Server) stepsBoard(ctx context.Context, r *http.Request) (any, error) {
 
 // stepsMember answers GET /v1/boards/steps/members/{member}: with period or scope, as the
 // generic endpoint does.
-func (s *Server) stepsMember(ctx context.Context, r *http.Request) (any, error) {
-	if isGeneric(r.URL.RawQuery) {
+func (s *Server) stepsMember(ctx context.Context, r request) (any, error) {
+	if isGeneric(r.query) {
 		return s.boardMember(ctx, board.StepsBoard, r)
 	}
-	q, err := parseMemberQuery(r.PathValue("member"), r.URL.RawQuery, time.Now())
+	q, err := parseMemberQuery(r.member, r.query, time.Now())
 	if err != nil {
 		return nil, err
 	}

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 
@@ -49,7 +49,7 @@ func seed(t *testing.T, rdb *goredis.Client, n int) {
 	}
 }
 
-func get(t *testing.T, srv *httptest.Server, path string, wantCode int, v any) {
+func get(t *testing.T, srv *testServer, path string, wantCode int, v any) {
 	t.Helper()
 	resp, err := http.Get(srv.URL + path)
 	if err != nil {
@@ -67,19 +67,34 @@ func get(t *testing.T, srv *httptest.Server, path string, wantCode int, v any) {
 	}
 }
 
-func newServer(t *testing.T) (*httptest.Server, *goredis.Client) {
+func newServer(t *testing.T) (*testServer, *goredis.Client) {
 	rdb := testenv.Redis(t)
 	return serve(t, api.New(rsredis.NewBatchedReader(rdb), slog.New(slog.NewTextHandler(io.Discard, nil)))), rdb
 }
 
-// serve serves h like the binary does: with obs.DefaultServerLimits.
-func serve(t *testing.T, h http.Handler) *httptest.Server {
+// testServer is a query API served on a free port of the loopback interface.
+type testServer struct{ URL string }
+
+// serve serves s like the binary does: its FastServer with obs.DefaultServerLimits, s itself
+// answering what the fast path passes on.
+func serve(t *testing.T, s *api.Server) *testServer {
 	t.Helper()
-	srv := httptest.NewUnstartedServer(h)
-	srv.Config = obs.NewServer(h, obs.DefaultServerLimits)
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return srv
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := s.FastServer(s, obs.DefaultServerLimits)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	t.Cleanup(func() {
+		if err := srv.Shutdown(context.Background()); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+		if err := <-served; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return &testServer{URL: "http://" + ln.Addr().String()}
 }
 
 func TestStepsBoardPages(t *testing.T) {

@@ -2,12 +2,17 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/rankstream/rankstream/internal/api"
 	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/internal/obs"
 	"github.com/rankstream/rankstream/internal/web"
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
@@ -51,5 +56,28 @@ func Serve(ctx context.Context, cfg ServeConfig, log *slog.Logger) error {
 	mux := http.NewServeMux()
 	mux.Handle("/", qapi)
 	web.Register(mux, pages)
-	return ServeHTTP(ctx, cfg.HTTPAddr, mux, log, nil)
+	return serveFast(ctx, cfg.HTTPAddr, qapi.FastServer(mux, obs.DefaultServerLimits), log)
+}
+
+// serveFast serves srv on addr until ctx ends, then shuts it down as ServeHTTP does.
+func serveFast(ctx context.Context, addr string, srv *api.FastServer, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("http: listen on %s: %w", addr, err)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		if err := srv.Serve(ln); err != nil {
+			return fmt.Errorf("http: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		<-gctx.Done()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		log.Info("http: shutting down", "addr", ln.Addr().String())
+		return srv.Shutdown(sctx)
+	})
+	return g.Wait()
 }

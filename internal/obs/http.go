@@ -113,25 +113,52 @@ func NewServer(h http.Handler, l ServerLimits) *http.Server {
 // Limit serves at most n requests of h at once and answers the others 503 at once, with
 // Retry-After and a short JSON reason; each refusal is counted in HTTPRejected.
 func Limit(h http.Handler, n int) http.Handler {
+	l := NewLimiter(n)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !l.Enter() {
+			w.Header().Set("Retry-After", "1")
+			WriteJSON(w, http.StatusServiceUnavailable, BusyAnswer)
+			return
+		}
+		defer l.Leave()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// BusyAnswer is the JSON reason of a request refused by a Limiter.
+var BusyAnswer = map[string]string{"error": "too many concurrent requests; retry"}
+
+// Limiter caps the requests a server serves at once (Limit; the fasthttp server of the query
+// API), counted in HTTPInFlight.
+type Limiter struct {
+	slots    chan struct{}
+	rejected prometheus.Counter
+}
+
+// NewLimiter returns a Limiter of n requests at once.
+func NewLimiter(n int) *Limiter {
 	if n <= 0 {
 		panic(fmt.Sprintf("BUG: obs.Limit: %d concurrent requests", n))
 	}
-	slots := make(chan struct{}, n)
-	rejected := HTTPRejected.WithLabelValues("concurrency")
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case slots <- struct{}{}:
-		default:
-			rejected.Inc()
-			w.Header().Set("Retry-After", "1")
-			WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "too many concurrent requests; retry"})
-			return
-		}
+	return &Limiter{slots: make(chan struct{}, n), rejected: HTTPRejected.WithLabelValues("concurrency")}
+}
+
+// Enter takes a slot for a request, false when none is free: the request is then counted in
+// HTTPRejected and must be answered 503 with Retry-After and BusyAnswer. After true, Leave
+// when the request is answered.
+func (l *Limiter) Enter() bool {
+	select {
+	case l.slots <- struct{}{}:
 		HTTPInFlight.Inc()
-		defer func() {
-			HTTPInFlight.Dec()
-			<-slots
-		}()
-		h.ServeHTTP(w, r)
-	})
+		return true
+	default:
+		l.rejected.Inc()
+		return false
+	}
+}
+
+// Leave frees the slot of a request Enter let in.
+func (l *Limiter) Leave() {
+	HTTPInFlight.Dec()
+	<-l.slots
 }

@@ -72,7 +72,12 @@ type fixture struct {
 	// baseNoCache is a second serve with the hot-boards cache off (--board-cache-ttl 0): the
 	// read path's own cost on the reads the cache would otherwise answer.
 	baseNoCache string
-	// procs are the two serves by base, for their CPU time.
+	// old holds, with RANKSTREAM_BENCH_BASE_BIN=<a rankstream binary>, the address of that
+	// binary's serve beside each of the two (base and baseNoCache): every read is then measured
+	// on both, one after the other, the base's as base:<board>/<read> (a before/after
+	// comparison in one run).
+	old map[string]string
+	// procs are the serves by base, for their CPU time.
 	procs  map[string]*testenv.Process
 	rdb    *goredis.Client // for redis-server's CPU time
 	reader *rsredis.Reader
@@ -136,8 +141,18 @@ func setup(b *testing.B) *fixture {
 		"--log-level", "warn", "--boards", file, "--board-cache-ttl", "0")
 	f.base, f.baseNoCache = "http://"+httpAddr, "http://"+noCacheAddr
 	f.procs = map[string]*testenv.Process{f.base: serve, f.baseNoCache: serveNoCache}
+	if bin := os.Getenv("RANKSTREAM_BENCH_BASE_BIN"); bin != "" {
+		f.old = map[string]string{}
+		for i, extra := range [][]string{nil, {"--board-cache-ttl", "0"}} {
+			addr := testenv.FreeAddr(b)
+			args := append([]string{"serve", "--redis", redisURL, "--http", addr, "--log-level", "warn", "--boards", file}, extra...)
+			p := testenv.StartProcess(b, fmt.Sprintf("serve-base%d", i), bin, args...)
+			f.old[[]string{f.base, f.baseNoCache}[i]] = "http://" + addr
+			f.procs["http://"+addr] = p
+		}
+	}
 	f.rdb = rdb
-	for _, base := range []string{f.base, f.baseNoCache} {
+	for base := range f.procs {
 		testenv.WaitFor(b, 30*time.Second, "serve ready", func() bool {
 			resp, err := http.Get(base + "/readyz")
 			if err != nil {
@@ -521,6 +536,10 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // With RANKSTREAM_BENCH_PROFILES=<dir>, the CPU profiles of serve and of the generator during
 // each lean closed loop are written there (profiled).
 //
+// With RANKSTREAM_BENCH_BASE_BIN=<a rankstream binary> (e.g. built from the commit before a
+// change), that binary's serves run beside the tree's, and every read is measured on both, one
+// after the other: the tree's as <board>/<read>, the other's as base:<board>/<read>.
+//
 // Pages at most 100 deep are served from the hot-boards cache once a board is read often
 // (its default); a member's rank always reads Redis. Those pages are measured again as
 // <read>-nocache through a second serve with the cache off (--board-cache-ttl 0). Then fixed5k/{top100,rank5}: issue 11's
@@ -537,9 +556,16 @@ func BenchmarkReadPath(b *testing.B) {
 			if rd.cacheable {
 				names, bases = append(names, rd.name+"-nocache"), append(bases, f.baseNoCache)
 			}
+			runs, runBases := []string{}, []string{}
 			for i, name := range names {
-				base := bases[i]
-				b.Run(boardName+"/"+name, func(b *testing.B) {
+				runs, runBases = append(runs, boardName+"/"+name), append(runBases, bases[i])
+				if old, ok := f.old[bases[i]]; ok {
+					runs, runBases = append(runs, "base:"+boardName+"/"+name), append(runBases, old)
+				}
+			}
+			for i, name := range runs {
+				base := runBases[i]
+				b.Run(name, func(b *testing.B) {
 					for range b.N {
 						lean, closeLean := leanWorkers(base, rd)
 						var serve, serveFailed float64
