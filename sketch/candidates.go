@@ -18,7 +18,6 @@ type candidate struct {
 	admitted int64  // newest slot with an event at admission
 	lo       int64  // no count of this candidate in a slot before lo
 	pos      int32  // position in the heap; -1 when free
-	front    int32  // its front entry plus one; 0 when it has none
 }
 
 // heapEntry is a candidate in the min-heap with its key, total + pre.
@@ -39,7 +38,7 @@ const (
 	candidateBytes    = 64
 	heapEntryBytes    = 16
 	tableEntryBytes   = 8
-	windowStructBytes = 600
+	windowStructBytes = 576
 )
 
 // lookup returns the candidate index of item, or -1. The first probe is
@@ -167,7 +166,6 @@ func (w *Window) admit(c int32, h uint64, item string, est uint32) {
 // evict forgets candidate c: its exact counts go back into the sketch, a
 // block at a time, so that the sketch holds all its events again.
 func (w *Window) evict(c int32) {
-	w.frontRemove(c)
 	cd := &w.cands[c]
 	w.tableDelete(cd.hash, c)
 	if cd.total > 0 {
@@ -216,7 +214,6 @@ func (w *Window) sketchAddSlots(h uint64, lo int64, count func(pos int) uint32) 
 
 // release frees candidate c, whose counts are all zero, outside the heap.
 func (w *Window) release(c int32) {
-	w.frontRemove(c)
 	w.tableDelete(w.cands[c].hash, c)
 	w.cands[c] = candidate{pos: -1, lo: math.MaxInt64}
 	w.free = append(w.free, c)
@@ -231,11 +228,11 @@ func (w *Window) up(i int) {
 			break
 		}
 		w.heap[i] = w.heap[p]
-		w.setPos(w.heap[i].c, i)
+		w.cands[w.heap[i].c].pos = int32(i)
 		i = p
 	}
 	w.heap[i] = e
-	w.setPos(e.c, i)
+	w.cands[e.c].pos = int32(i)
 }
 
 // down moves heap entry i towards the leaves while its key is larger.
@@ -256,17 +253,17 @@ func (w *Window) down(i int) {
 			break
 		}
 		h[i] = h[j]
-		w.setPos(h[i].c, i)
+		w.cands[h[i].c].pos = int32(i)
 		i = j
 	}
 	h[i] = e
-	w.setPos(e.c, i)
+	w.cands[e.c].pos = int32(i)
 }
 
 // heapify restores the heap order over the whole heap.
 func (w *Window) heapify() {
 	for i, e := range w.heap {
-		w.setPos(e.c, i)
+		w.cands[e.c].pos = int32(i)
 	}
 	for i := len(w.heap)/2 - 1; i >= 0; i-- {
 		w.down(i)

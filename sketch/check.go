@@ -16,52 +16,7 @@ func (w *Window) check() error {
 	if err := w.checkSketch(); err != nil {
 		return err
 	}
-	if err := w.checkCandidates(); err != nil {
-		return err
-	}
-	return w.checkFront()
-}
-
-// checkFront verifies the front table: every entry holds a candidate with
-// its item's words and heap position, and nothing is pending (check runs
-// after a flush).
-func (w *Window) checkFront() error {
-	entries := 0
-	for f := range w.front {
-		e := &w.front[f]
-		if e.pending != 0 || e.listed {
-			return fmt.Errorf("front entry %d has %d events pending after a flush", f, e.pending)
-		}
-		if e.n == 0 {
-			if *e != (frontEntry{}) {
-				return fmt.Errorf("empty front entry %d not cleared", f)
-			}
-			continue
-		}
-		entries++
-		if e.c < 0 || int(e.c) >= len(w.cands) {
-			return fmt.Errorf("front entry %d holds candidate %d", f, e.c)
-		}
-		cd := &w.cands[e.c]
-		a, b, ok := itemWords(cd.item)
-		switch {
-		case cd.front != int32(f)+1:
-			return fmt.Errorf("front entry %d holds candidate %d, which records entry %d", f, e.c, cd.front-1)
-		case !ok || a != e.a || b != e.b || int(e.n) != len(cd.item) || w.frontSlot(a, b) != f:
-			return fmt.Errorf("front entry %d does not match candidate %q", f, cd.item)
-		case cd.pos < 0 || e.pos != cd.pos:
-			return fmt.Errorf("front entry %d records heap position %d, candidate %q is at %d", f, e.pos, cd.item, cd.pos)
-		}
-	}
-	for c := range w.cands {
-		if w.cands[c].front != 0 {
-			entries--
-		}
-	}
-	if entries != 0 {
-		return errors.New("candidates record front entries that do not hold them")
-	}
-	return nil
+	return w.checkCandidates()
 }
 
 // slotRange is the range of window ends whose slot times fit in int64

@@ -87,7 +87,6 @@
 //	4·width·depth·(blocks kept + 1)           sketch (blocks kept = ⌈slots/block⌉ + 1, with the lookahead's slots)
 //	+ 4·candidates·(window + lookahead)/slide  exact per-slot counts
 //	+ about 150·candidates                     candidates, heap, table
-//	+ 36·min(256, candidates/2)                 front table (rounded to a power of two)
 //	+ the candidates' item strings
 //
 // The defaults take 3.4 MiB per window (K = 100, 512 candidates, 1 h window,
@@ -110,15 +109,9 @@
 //
 // # Performance
 //
-// Add finds the event's slot through a one-slot cache, then looks the item
-// up by its bytes (items of 1 to 16 bytes) in a direct-mapped front table of
-// up to 256 of the heaviest candidates (front.go): a hit raises the
-// candidate's heap key and a pending count that is added to its slot count
-// before the cached slot changes or anything reads it, without hashing the
-// item; the state after that is the same as without the front table. Other
-// items are hashed once (AddHash takes the hash) and probe the candidate
-// table. A candidate's event then only increments its slot count and its
-// heap key; another item's event
+// Add hashes the item once (AddHash takes the hash), finds its slot through
+// a one-slot cache and probes the candidate table. A candidate's event then
+// only increments its slot count and its heap key; another item's event
 // reads four counters and updates them in two arrays that fit in the CPU's
 // second-level cache: 16-bit counters while every aggregate counter is at
 // most 65535 (128 KB at the default width), widened to 32 bits exactly when

@@ -10,39 +10,40 @@ import "math/bits"
 // the same in every process and on every platform: the encoding of a Window
 // depends on it, and it never changes within an encoding version.
 func Hash(item string) uint64 {
-	n := len(item)
-	a, b, short := itemWords(item)
-	switch {
-	case short:
-		return hashWords(a, b, n)
-	case n == 0:
-		return mix(hashM5, mix(hashKey1, hashKey0))
-	}
+	var a, b uint64
 	seed := uint64(hashKey0)
-	p, l := 0, n
-	if l > 48 {
-		s1, s2 := seed, seed
-		for ; l > 48; l -= 48 {
-			seed = mix(load64(item, p)^hashKey1, load64(item, p+8)^seed)
-			s1 = mix(load64(item, p+16)^hashKey2, load64(item, p+24)^s1)
-			s2 = mix(load64(item, p+32)^hashKey3, load64(item, p+40)^s2)
-			p += 48
+	n := len(item)
+	switch {
+	case n == 0:
+		return mix(hashM5, mix(hashKey1, seed))
+	case n < 4:
+		a = uint64(item[0]) | uint64(item[n>>1])<<8 | uint64(item[n-1])<<16
+	case n < 8:
+		a = load32(item, 0)
+		b = load32(item, n-4)
+	case n <= 16:
+		a = load64(item, 0)
+		b = load64(item, n-8)
+	default:
+		p, l := 0, n
+		if l > 48 {
+			s1, s2 := seed, seed
+			for ; l > 48; l -= 48 {
+				seed = mix(load64(item, p)^hashKey1, load64(item, p+8)^seed)
+				s1 = mix(load64(item, p+16)^hashKey2, load64(item, p+24)^s1)
+				s2 = mix(load64(item, p+32)^hashKey3, load64(item, p+40)^s2)
+				p += 48
+			}
+			seed ^= s1 ^ s2
 		}
-		seed ^= s1 ^ s2
+		for ; l > 16; l -= 16 {
+			seed = mix(load64(item, p)^hashKey1, load64(item, p+8)^seed)
+			p += 16
+		}
+		a = load64(item, p+l-16)
+		b = load64(item, p+l-8)
 	}
-	for ; l > 16; l -= 16 {
-		seed = mix(load64(item, p)^hashKey1, load64(item, p+8)^seed)
-		p += 16
-	}
-	a = load64(item, p+l-16)
-	b = load64(item, p+l-8)
 	return mix(hashM5^uint64(n), mix(a^hashKey1, b^seed))
-}
-
-// hashWords is Hash of an item of n bytes, 1 to 16, whose words (itemWords)
-// are a and b.
-func hashWords(a, b uint64, n int) uint64 {
-	return mix(hashM5^uint64(n), mix(a^hashKey1, b^hashKey0))
 }
 
 const (

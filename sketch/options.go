@@ -208,7 +208,6 @@ func (c config) fixedBytes() int64 {
 	f += float64(c.candidates) * float64(c.ringSlots()) * 4                                 // exact per-slot counts
 	f += float64(c.candidates) * float64(candidateBytes+heapEntryBytes+4+8*tableEntryBytes) // candidates, heap, table
 	f += float64(c.ringSlots()) * 8                                                         // per-slot totals
-	f += float64(frontSize(c.candidates)) * (frontEntryBytes + 4)                           // front table
 	f += float64(c.liveBlocks()) * float64(c.candidates) * 4                                // per-block scratch
 	f += windowStructBytes
 	if f > math.MaxInt64/2 {

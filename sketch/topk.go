@@ -22,7 +22,6 @@ func (w *Window) TopK() []Item { return w.AppendTopK(nil) }
 // It allocates only when dst lacks room for the candidates.
 func (w *Window) AppendTopK(dst []Item) []Item {
 	w.lazyInit()
-	w.flush()
 	n0 := len(dst)
 	for _, e := range w.heap {
 		if it := w.bounds(e.c); it.Count > 0 {
@@ -68,7 +67,6 @@ func (w *Window) bounds(c int32) Item {
 // an error of the same size.
 func (w *Window) Count(item string) Item {
 	w.lazyInit()
-	w.flush()
 	h := Hash(item)
 	if c := w.lookup(h, item); c >= 0 {
 		return w.bounds(c)

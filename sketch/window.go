@@ -62,12 +62,6 @@ type Window struct {
 	table []tableEntry
 	shift uint // 64 − log2(len(table))
 
-	// The front table of the heaviest candidates (front.go), and the
-	// entries with pending events.
-	front      []frontEntry
-	frontDirty []int32
-	frontShift uint // 64 − log2(len(front))
-
 	stats Stats
 
 	// The slot of the last event, so that events in the same slot skip the
@@ -155,12 +149,6 @@ func newWindow(cfg config) *Window {
 	for s := tableSize; s > 1; s /= 2 {
 		w.shift--
 	}
-	w.front = make([]frontEntry, frontSize(cfg.candidates))
-	w.frontDirty = make([]int32, 0, len(w.front))
-	w.frontShift = 64
-	for s := len(w.front); s > 1; s /= 2 {
-		w.frontShift--
-	}
 	w.resetState()
 	return w
 }
@@ -178,7 +166,6 @@ func (w *Window) resetState() {
 func (w *Window) clearCandidates() {
 	clear(w.cands)
 	clear(w.table)
-	w.clearFront()
 	w.heap = w.heap[:0]
 	w.free = w.free[:0]
 	for c := len(w.cands) - 1; c >= 0; c-- {
@@ -193,10 +180,8 @@ func (w *Window) invalidate() {
 	w.cacheLo, w.cacheHi = 1, 0
 }
 
-// flush adds the cached slot's pending events to its slot and block counts,
-// and the front table's to its candidates' counts.
+// flush adds the cached slot's pending events to its slot and block counts.
 func (w *Window) flush() {
-	w.flushFront()
 	if w.cachePending > 0 {
 		w.slotEvents[w.cacheSlotPos] += w.cachePending
 		w.blockEvents[w.cacheBlockPos] += w.cachePending
@@ -215,13 +200,10 @@ func (w *Window) K() int { return w.cfg.k }
 // window's end than the lookahead are dropped. Before the first Advance the
 // window ends at the slot of the first event. Add allocates only when the
 // item becomes a candidate (one copy of its string).
-func (w *Window) Add(item string, ts time.Time) { w.add(0, false, item, ts) }
+func (w *Window) Add(item string, ts time.Time) { w.AddHash(Hash(item), item, ts) }
 
 // AddHash is Add for a caller that already has h == Hash(item).
-func (w *Window) AddHash(h uint64, item string, ts time.Time) { w.add(h, true, item, ts) }
-
-// add is Add, with the item's hash h if hashed.
-func (w *Window) add(h uint64, hashed bool, item string, ts time.Time) {
+func (w *Window) AddHash(h uint64, item string, ts time.Time) {
 	sec := ts.Unix()
 	if sec < minSec || sec > maxSec {
 		if !w.locateFar(sec) {
@@ -240,33 +222,6 @@ func (w *Window) add(h uint64, hashed bool, item string, ts time.Time) {
 	w.cachePending++
 	if w.cacheSlot > w.newest {
 		w.newest = w.cacheSlot
-	}
-	// One of the heaviest candidates: found by its bytes in the front
-	// table, its key raised at once, its slot count later (front.go).
-	a, b, short := itemWords(item)
-	f := 0
-	if short {
-		f = w.frontSlot(a, b)
-		if e := &w.front[f]; e.a == a && e.b == b && int(e.n) == len(item) {
-			if !e.listed {
-				e.listed = true
-				w.frontDirty = append(w.frontDirty, int32(f))
-			}
-			e.pending++
-			p := int(e.pos)
-			w.heap[p].key++
-			if 2*p+1 < len(w.heap) {
-				w.down(p)
-			}
-			return
-		}
-	}
-	switch {
-	case hashed:
-	case short:
-		h = hashWords(a, b, len(item))
-	default:
-		h = Hash(item)
 	}
 	// A candidate is counted exactly, in its slot, and not in the sketch.
 	// The table's first probe is inlined here (see lookup), as is the rest
@@ -287,9 +242,6 @@ func (w *Window) add(h uint64, hashed bool, item string, ts time.Time) {
 			// Heavy items sit at the min-heap's leaves: nothing to sift.
 			if 2*p+1 < len(w.heap) {
 				w.down(p)
-			}
-			if short {
-				w.promote(c, f, a, b, len(item))
 			}
 			return
 		}
@@ -366,10 +318,10 @@ func (w *Window) Dropped() (late, early, full uint64) {
 // distinct items seen.
 func (w *Window) SizeBytes() int {
 	n := windowStructBytes +
-		2*(cap(w.agg16)+cap(w.blocks16)) + 4*(cap(w.agg32)+cap(w.blocks32)+cap(w.ring)+cap(w.frontDirty)) +
+		2*(cap(w.agg16)+cap(w.blocks16)) + 4*(cap(w.agg32)+cap(w.blocks32)+cap(w.ring)) +
 		8*(cap(w.blockEvents)+cap(w.slotEvents)) +
 		candidateBytes*cap(w.cands) + heapEntryBytes*cap(w.heap) +
-		4*cap(w.free) + tableEntryBytes*cap(w.table) + frontEntryBytes*cap(w.front)
+		4*cap(w.free) + tableEntryBytes*cap(w.table)
 	for _, e := range w.heap {
 		n += len(w.cands[e.c].item)
 	}
