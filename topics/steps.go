@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/segmentio/encoding/json"
 )
@@ -40,7 +41,9 @@ type stepWire struct {
 // record's timestamp: retention and skew are measured against it, not the wall clock, so a
 // replay decides the same. It returns the report and its zone, or an error wrapping
 // ErrInvalid that says why. The report is returned by value: the steps processor calls this
-// for every record, and a pointer would cost an allocation each time.
+// for every record, and a pointer would cost an allocation each time. For the same reason the
+// strings of a report of the common shape share value's memory instead of copying it: value
+// must not change while the report is used, and a string kept keeps all of value in memory.
 func DecodeStepReport(key string, value []byte, recordTime time.Time, rules StepRules) (StepReport, *time.Location, error) {
 	return decodeStepReport(key, value, recordTime, rules, true)
 }
@@ -48,20 +51,31 @@ func DecodeStepReport(key string, value []byte, recordTime time.Time, rules Step
 // decodeStepReport is DecodeStepReport; with scan it first tries scanStepWire, which decodes
 // the common shape of a report in a fraction of the JSON decoder's time and leaves anything
 // else to the decoder, so that both ways give the same reports and the same reasons
-// (FuzzStepReportScanMatchesDecoder).
+// (FuzzStepReportScanMatchesDecoder). The scan also tells which checks the bytes it read pass
+// already: a value of ASCII strings is valid UTF-8, and a string of token bytes only passes
+// checkToken but for its length.
 func decodeStepReport(key string, value []byte, recordTime time.Time, rules StepRules, scan bool) (StepReport, *time.Location, error) {
-	if err := checkValueBytes(value); err != nil {
+	if err := checkValueSize(value); err != nil {
 		return StepReport{}, nil, err
 	}
 	var w stepWire
-	flat := scan && scanStepWire(value, &w) // a flat object is never too deep
-	if !flat {
+	var o flatObject
+	flat := scan && scanStepWire(value, &o, &w)
+	if !flat || o.wideStr {
+		if err := checkUTF8(value); err != nil {
+			return StepReport{}, nil, err
+		}
+	}
+	if !flat { // a flat object is never too deep
 		if err := checkDepth(value); err != nil {
 			return StepReport{}, nil, err
 		}
 	}
-	if err := checkKey(key); err != nil {
-		return StepReport{}, nil, err
+	// A key equal to a user_id of token bytes only is ASCII, so it passes checkKey if short.
+	if !flat || o.plain&(1<<fieldUserID) == 0 || key != w.UserID || len(key) > MaxIDBytes {
+		if err := checkKey(key); err != nil {
+			return StepReport{}, nil, err
+		}
 	}
 	if !flat {
 		var jw stepWire // on the heap (the decoder keeps a pointer), so only on this path
@@ -70,22 +84,23 @@ func decodeStepReport(key string, value []byte, recordTime time.Time, rules Step
 		}
 		w = jw
 	}
-	if err := checkID("request_id", w.RequestID); err != nil {
+	plain := func(f int) bool { return o.plain&(1<<f) != 0 } // o is zero unless flat
+	if err := checkIDPlain("request_id", w.RequestID, plain(fieldRequestID)); err != nil {
 		return StepReport{}, nil, err
 	}
-	if err := checkID("user_id", w.UserID); err != nil {
+	if err := checkIDPlain("user_id", w.UserID, plain(fieldUserID)); err != nil {
 		return StepReport{}, nil, err
 	}
 	if key != w.UserID {
 		return StepReport{}, nil, invalid("key %q does not match user_id %q", key, w.UserID)
 	}
 	if w.DeviceID != "" {
-		if err := checkToken("device_id", w.DeviceID, MaxIDBytes); err != nil {
+		if err := checkTokenPlain("device_id", w.DeviceID, MaxIDBytes, plain(fieldDeviceID)); err != nil {
 			return StepReport{}, nil, err
 		}
 	}
 	if w.Region != "" {
-		if err := checkToken("region", w.Region, MaxRegionBytes); err != nil {
+		if err := checkTokenPlain("region", w.Region, MaxRegionBytes, plain(fieldRegion)); err != nil {
 			return StepReport{}, nil, err
 		}
 	}
@@ -139,18 +154,17 @@ func stepField(name []byte) int {
 	return -1
 }
 
-// scanStepWire decodes b into w if b is a step report of the common shape (flatObject.scan: the
-// wire's field names exactly as written in stepWire, strings without escapes, steps an integer,
-// ts an integer that fits int64 or an RFC 3339 string that parses). For anything else it
-// returns false and leaves w untouched: the JSON decoder then decides, with its reasons. b
-// must be valid UTF-8. The strings of w share one copy of b.
-func scanStepWire(b []byte, w *stepWire) bool {
-	var o flatObject
+// scanStepWire decodes b into w if b is a step report of the common shape (o.scan: the wire's
+// field names exactly as written in stepWire, strings without escapes, steps an integer, ts
+// an integer that fits int64 or an RFC 3339 string that parses). For anything else it returns
+// false and leaves w untouched: the JSON decoder then decides, with its reasons. The strings
+// of w share b's memory; they are valid UTF-8 unless o.wideStr.
+func scanStepWire(b []byte, o *flatObject, w *stepWire) bool {
 	const ints = 1<<fieldSteps | 1<<fieldTS
 	if !o.scan(b, stepField, ints, (1<<numStepFields-1)&^(1<<fieldSteps)) {
 		return false
 	}
-	s := string(b)
+	s := unsafe.String(unsafe.SliceData(b), len(b))
 	ts, ok := o.time(s, fieldTS)
 	if !ok {
 		return false
@@ -166,6 +180,9 @@ func scanStepWire(b []byte, w *stepWire) bool {
 // count reads a required JSON integer in [0, max] written plainly: digits only, no sign,
 // fraction or exponent (the JSON grammar already forbids leading zeros).
 func count(field string, raw json.RawMessage, max int64) (int64, error) {
+	if n, ok := smallInt(raw); ok && raw[0] != '-' && n <= max { // the common case, checked at once
+		return n, nil
+	}
 	raw = bytes.TrimSpace(raw)
 	switch {
 	case len(raw) == 0:

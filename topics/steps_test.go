@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -174,9 +175,23 @@ func FuzzStepReportScanMatchesDecoder(f *testing.F) {
 		`{"ts":9223372036854775808}`, `{"ts":"2026-11-30T19:59:00"}`, `{"ts":"0001-01-01T00:00:00Z"}`, `{"ts":null}`,
 		`{"user_id":"u1","user_id":"u2"}`, `{"User_ID":"u1"}`, `{"user_id":"u\u0031"}`, `{"x":1}`, `{"region":"a"}x`,
 		`{"region":"a",}`, `{"region" "a"}`, "{\"region\":\"a\x01\"}", "{\"region\":\"\u00e9\u2028\x7f\"}",
+		// what the scan's checks decide (UTF-8 of the whole value, token bytes, the key, integers)
+		"{\"request_id\":\"r1\",\"user_id\":\"u1\",\"steps\":1,\"ts\":1796040000000,\"tz\":\"UTC\",\"region\":\"e\xffu\"}",
+		"{\"request_id\":\"r1\",\"user_id\":\"u1\",\"steps\":1,\"ts\":1796040000000,\"tz\":\"UTC\",\"region\":\"\xe6\x9d\xb1\"}",
+		`{"request_id":"r:1","user_id":"u1","device_id":"d 1","steps":1,"ts":1796040000000,"tz":"UTC","region":"a\u007f"}`,
+		`{"request_id":"` + strings.Repeat("r", 129) + `","user_id":"u1","steps":1,"ts":1796040000000,"tz":"UTC"}`,
+		`{"request_id":"r1","user_id":"u1","device_id":"","steps":200000,"ts":1796040000000,"tz":"UTC","region":""}`,
+		`{"request_id":"r1","user_id":"u1","steps":200001,"ts":1796040000000,"tz":"UTC"}`,
+		`{"request_id":"r1","user_id":"u1","steps":-0,"ts":-1796040000000,"tz":"UTC"}`,
+		`{"request_id":"r1","user_id":"u1","steps":1234567890123456789,"ts":1796040000000123456,"tz":"UTC"}`,
+		`{"request_id":"r1","user_id":"u1","steps":123456789012345678,"ts":-9223372036854775808,"tz":"UTC"}`,
 	} {
 		f.Add("u1", []byte(v), int64(1796040000000))
 	}
+	long := strings.Repeat("u", 129)
+	f.Add(long, []byte(`{"request_id":"r1","user_id":"`+long+`","steps":1,"ts":1796040000000,"tz":"UTC"}`), int64(1796040000000))
+	f.Add("u\xff", []byte("{\"request_id\":\"r1\",\"user_id\":\"u\xff\",\"steps\":1,\"ts\":1796040000000,\"tz\":\"UTC\"}"), int64(1796040000000))
+	f.Add("u2", []byte(`{"request_id":"r1","user_id":"u1","steps":1,"ts":1796040000000,"tz":"UTC"}`), int64(1796040000000))
 	f.Fuzz(func(t *testing.T, key string, value []byte, recordMs int64) {
 		rec := time.UnixMilli(recordMs)
 		r1, loc1, err1 := decodeStepReport(key, value, rec, DefaultStepRules, true)
@@ -196,7 +211,8 @@ func TestScanStepWireTakesTheCommonShapes(t *testing.T) {
 		"{ \"request_id\": \"r1\",\n  \"user_id\": \"用户\",\n  \"steps\": 7,\n  \"ts\": \"2026-11-30T19:59:00Z\",\n  \"tz\": \"UTC\"\n}\n",
 	} {
 		var w stepWire
-		if !scanStepWire([]byte(v), &w) {
+		var o flatObject
+		if !scanStepWire([]byte(v), &o, &w) {
 			t.Errorf("scanStepWire gave up on %s", v)
 		}
 	}
@@ -265,6 +281,26 @@ func FuzzTimestamp(f *testing.F) {
 		var back Timestamp
 		if err := back.UnmarshalJSON(out); err != nil || back.Millis() != ts.Millis() {
 			t.Fatalf("%s → %s → %d (%v), want %d", s, out, back.Millis(), err, ts.Millis())
+		}
+	})
+}
+
+// FuzzSmallIntMatchesParseInt: what smallInt reads (the scan's and count's shortcut) is what
+// strconv.ParseInt reads.
+func FuzzSmallIntMatchesParseInt(f *testing.F) {
+	for _, s := range []string{"0", "-0", "007", "123456789012345678", "-123456789012345678", "1234567890123456789", "-", "", "1-", "+1", "1e3", "９"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, ok := smallInt(s)
+		if !ok {
+			return
+		}
+		if want, err := strconv.ParseInt(s, 10, 64); err != nil || n != want {
+			t.Fatalf("smallInt(%q) = %d, ParseInt: %d, %v", s, n, want, err)
+		}
+		if nb, okb := smallInt([]byte(s)); !okb || nb != n {
+			t.Fatalf("smallInt of the bytes of %q = %d, %v", s, nb, okb)
 		}
 	})
 }

@@ -50,6 +50,23 @@ func checkID(field, id string) error {
 	return checkToken(field, id, MaxIDBytes)
 }
 
+// checkIDPlain is checkID for an id that a scan found made of token bytes only when plain
+// (flatObject.plain): then only its length is left to check.
+func checkIDPlain(field, id string, plain bool) error {
+	if plain && id != "" && len(id) <= MaxIDBytes {
+		return nil
+	}
+	return checkID(field, id)
+}
+
+// checkTokenPlain is checkToken for s, which a scan found made of token bytes only when plain.
+func checkTokenPlain(field, s string, max int, plain bool) error {
+	if plain && len(s) <= max {
+		return nil
+	}
+	return checkToken(field, s, max)
+}
+
 func checkToken(field, s string, max int) error {
 	if len(s) > max {
 		return invalid("%s: %d bytes, longer than %d", field, len(s), max)
@@ -122,12 +139,26 @@ func checkValue(value []byte) error {
 // checkValueBytes is checkValue without the nesting depth: a decoder that has seen the value
 // is one flat object checks less.
 func checkValueBytes(value []byte) error {
+	if err := checkValueSize(value); err != nil {
+		return err
+	}
+	return checkUTF8(value)
+}
+
+// checkValueSize is checkValueBytes without the UTF-8 check: a decoder whose scan saw only
+// ASCII checks less.
+func checkValueSize(value []byte) error {
 	switch {
 	case value == nil:
 		return invalid("value: null (a tombstone)")
 	case len(value) > MaxValueBytes:
 		return invalid("value: %d bytes, over the limit of %d", len(value), MaxValueBytes)
-	case !utf8.Valid(value):
+	}
+	return nil
+}
+
+func checkUTF8(value []byte) error {
+	if !utf8.Valid(value) {
 		return invalid("value: not valid UTF-8")
 	}
 	return nil

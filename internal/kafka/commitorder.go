@@ -133,6 +133,19 @@ type pendingRecord struct {
 	done   bool
 }
 
+// find returns where offset is among the live records, or where it would be: at its distance
+// from the first when the offsets between them have no gap (a topic that is not compacted),
+// else by binary search.
+func (p *partCommits) find(offset int64) (int, bool) {
+	live := p.pending[p.head:]
+	if len(live) > 0 {
+		if i := offset - live[0].offset; i >= 0 && i < int64(len(live)) && live[i].offset == offset {
+			return int(i), true
+		}
+	}
+	return slices.BinarySearchFunc(live, offset, func(r pendingRecord, o int64) int { return int(min(max(r.offset-o, -1), 1)) })
+}
+
 func (p *partCommits) deliver(offset int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -149,7 +162,7 @@ func (p *partCommits) finished(offset int64, metadata string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	live := p.pending[p.head:]
-	switch i, found := slices.BinarySearchFunc(live, offset, func(r pendingRecord, o int64) int { return int(min(max(r.offset-o, -1), 1)) }); {
+	switch i, found := p.find(offset); {
 	case found:
 		live[i].done = true
 	case i == len(live):

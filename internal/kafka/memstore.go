@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/maphash"
+	"math/bits"
 	"slices"
 	"strings"
 	"sync"
@@ -25,7 +26,9 @@ import (
 //     the lock is released, and a view reads it from another goroutine).
 //   - index is an open-addressing hash table (linear probing, at most 3/4 full) of slots:
 //     0 is empty, else the record's offset in slab plus one (low 40 bits) and the top 24
-//     bits of the key's hash, which rule out most other keys without reading slab.
+//     bits of the key's hash, which rule out most other keys without reading slab. A key
+//     belongs in the slot the top bits of its hash name, so that up to 2^24 slots a slot
+//     tells where it belongs, and growing the index reads no key.
 //
 // Once the dead records make up a quarter of slab, compact copies the live ones, in slab
 // order, into a new slab (values handed out keep the old one alive until they are dropped),
@@ -36,6 +39,7 @@ type memStore struct {
 	seed   maphash.Seed
 	slab   []byte
 	index  []uint64
+	shift  int // 64 minus the bits of an index position: a hash's top bits name its slot
 	keys   int // live records
 	dead   int // bytes of slab in dead records
 	offset int64
@@ -60,7 +64,9 @@ func memoryBuilder() storage.Builder {
 }
 
 func newMemStore() *memStore {
-	return &memStore{seed: maphash.MakeSeed(), index: make([]uint64, minIndex)}
+	m := &memStore{seed: maphash.MakeSeed()}
+	m.setIndex(make([]uint64, minIndex))
+	return m
 }
 
 func (m *memStore) Open() error          { return nil }
@@ -84,7 +90,7 @@ func record(slab []byte, off int) (key, value []byte, end int) {
 func (m *memStore) find(key string, h uint64) (int, bool) {
 	mask := len(m.index) - 1
 	tag := h >> slotRefBits
-	for i := int(h) & mask; ; i = (i + 1) & mask {
+	for i := int(h >> m.shift); ; i = (i + 1) & mask {
 		s := m.index[i]
 		if s == 0 {
 			return i, false
@@ -97,10 +103,19 @@ func (m *memStore) find(key string, h uint64) (int, bool) {
 	}
 }
 
-// home is the slot where the record of slot s belongs.
+// home is the slot where the record of slot s belongs: the top bits of its tag while the
+// index has at most 2^24 slots, else of its key's hash.
 func (m *memStore) home(s uint64) int {
+	if m.shift >= slotRefBits {
+		return int(s >> m.shift)
+	}
 	k, _, _ := record(m.slab, int(s&slotRefMask)-1)
-	return int(maphash.Bytes(m.seed, k)) & (len(m.index) - 1)
+	return int(maphash.Bytes(m.seed, k) >> m.shift)
+}
+
+// setIndex makes index (of a power of two slots) the store's.
+func (m *memStore) setIndex(index []uint64) {
+	m.index, m.shift = index, 64-bits.TrailingZeros(uint(len(index)))
 }
 
 func (m *memStore) Has(key string) (bool, error) {
@@ -190,7 +205,7 @@ func (m *memStore) Delete(key string) error {
 // resize rebuilds the index with n slots (a power of two).
 func (m *memStore) resize(n int) {
 	old := m.index
-	m.index = make([]uint64, n)
+	m.setIndex(make([]uint64, n))
 	for _, s := range old {
 		if s == 0 {
 			continue
@@ -216,7 +231,7 @@ func (m *memStore) compactIfWasteful() {
 	for off := 0; off < len(m.slab); {
 		k, _, end := record(m.slab, off)
 		if m.slab[off]&1 == 0 {
-			i := int(maphash.Bytes(m.seed, k)) & mask
+			i := int(maphash.Bytes(m.seed, k) >> m.shift)
 			for int(m.index[i]&slotRefMask) != off+1 {
 				i = (i + 1) & mask
 			}

@@ -3,6 +3,7 @@ package kafka
 import (
 	"bytes"
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -247,5 +248,50 @@ func BenchmarkMemStore(b *testing.B) {
 		k := keys[i*7919%users]
 		v, _ := m.Get(k)
 		_ = m.Set(k, value[:40+(len(v)-39)%24])
+	}
+}
+
+// TestMemStoreSlotTellsItsHome: up to 2^24 slots the tag of a slot names the slot where its
+// key belongs (growing the index and deleting rely on it), as the key's hash does.
+func TestMemStoreSlotTellsItsHome(t *testing.T) {
+	m := newMemStore()
+	for i := range 20_000 {
+		_ = m.Set(fmt.Sprint("user-", i), []byte{byte(i)})
+		if i%1000 != 0 {
+			continue
+		}
+		for _, s := range m.index {
+			if s == 0 {
+				continue
+			}
+			k, _, _ := record(m.slab, int(s&slotRefMask)-1)
+			if got, want := m.home(s), int(maphash.Bytes(m.seed, k)>>m.shift); got != want {
+				t.Fatalf("%d slots: the slot of %q names slot %d, its hash %d", len(m.index), k, got, want)
+			}
+		}
+	}
+}
+
+// BenchmarkMemStoreFill fills an empty store with 25k keys, a partition of the steps slice's
+// 200k users (or of a table recovered from its changelog), each set twice with a value a few
+// bytes longer the second time: the index grows from 64 slots to 32k and the slab from
+// nothing. An op is one whole fill.
+func BenchmarkMemStoreFill(b *testing.B) {
+	const users = 25_000
+	keys := make([]string, users)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("user-%07d", i*8)
+	}
+	value := make([]byte, 64)
+	b.ReportAllocs()
+	for b.Loop() {
+		m := newMemStore()
+		for _, k := range keys {
+			_ = m.Set(k, value[:40])
+		}
+		for _, k := range keys {
+			v, _ := m.Get(k)
+			_ = m.Set(k, value[:len(v)+8])
+		}
 	}
 }

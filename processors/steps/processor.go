@@ -108,7 +108,7 @@ func (p *processor) process(ctx goka.Context, msg any) {
 		Day:         board.DayOf(r.TS.Time, loc),
 		Steps:       r.Steps,
 		TSMs:        r.TS.Millis(),
-		Region:      r.Region,
+		Region:      regionName(r.Region), // r's strings share value's memory; the state keeps its region
 	}
 	var dayStart int64
 	if p.Limits.MaxRisePerMinute > 0 {
@@ -137,13 +137,13 @@ func (p *processor) process(ctx goka.Context, msg any) {
 	// store write never happened, and the first record of the day must still write it. The
 	// user is the record's key (equal to r.UserID, which shares its memory with the whole
 	// value).
-	u := res.Day.Update(ctx.Key())
-	release(s) // u.Left is a list decode made for s alone, never reused
-	if !p.sent.fresh(ctx.Partition(), u.User, u.Day, res.Outcome == Improved) {
+	release(s) // res.Day.Left is a list decode made for s alone, never reused
+	if !p.sent.fresh(ctx.Partition(), ctx.Key(), res.Day.Day, res.Outcome == Improved) {
 		p.skipped.Inc()
 		p.Sink.Submit(nil, done) // acknowledged once everything handed before it is stored
 		return
 	}
+	u := res.Day.Update(ctx.Key())
 	u.Left = slices.Clone(u.Left)
 	p.Sink.Submit(u, done)
 }

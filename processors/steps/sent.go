@@ -63,10 +63,7 @@ func (s *sent) fresh(partition int32, user string, day board.Day, changed bool) 
 	if gen := s.gen.Load(); p.gen != gen || p.days == nil || len(p.days) >= maxSentPerPartition {
 		p.gen, p.days = gen, make(map[sentKey]struct{})
 	}
-	k := sentKeyOf(user, day)
-	_, handed := p.days[k]
-	if !handed {
-		p.days[k] = struct{}{}
-	}
-	return changed || !handed
+	n := len(p.days)
+	p.days[sentKeyOf(user, day)] = struct{}{} // one look-up: an assignment that adds nothing finds it handed
+	return changed || len(p.days) > n
 }

@@ -367,8 +367,9 @@ var regions atomic.Pointer[[]string]
 
 const maxInterned = 64
 
-// regionName returns b as a string, the interned one if b is a known region name.
-func regionName(b []byte) string {
+// regionName returns b as a string of its own, the interned one if b is a known region
+// name.
+func regionName[T string | []byte](b T) string {
 	if len(b) == 0 {
 		return ""
 	}
@@ -380,7 +381,7 @@ func regionName(b []byte) string {
 			}
 		}
 	}
-	s := string(b)
+	s := string([]byte(b)) // a copy also when T is string
 	if known == nil || len(*known) < maxInterned {
 		var grown []string
 		if known != nil {

@@ -8,9 +8,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rankstream/rankstream/internal/board"
 	"github.com/rankstream/rankstream/internal/e2e"
+	"github.com/rankstream/rankstream/topics"
 )
 
 func TestApplyMergeRules(t *testing.T) {
@@ -384,4 +386,25 @@ func FuzzDecodeReusesRoom(f *testing.F) {
 			t.Fatalf("into reused room: %+v (%v), fresh: %+v (%v)", again, errAgain, fresh.Days, errFresh)
 		}
 	})
+}
+
+// TestRegionNameOwnsItsString: a report's region shares the record's memory
+// (topics.DecodeStepReport), so the name the state keeps must be a string of its own, for a
+// name seen before as for a new one.
+func TestRegionNameOwnsItsString(t *testing.T) {
+	rec := time.UnixMilli(1796040000000)
+	for _, region := range []string{"eu-north", "eu-north", fmt.Sprintf("r-%d", rand.Uint64())} {
+		value := []byte(`{"request_id":"r1","user_id":"u1","steps":1,"ts":1796040000000,"tz":"UTC","region":"` + region + `"}`)
+		r, _, err := topics.DecodeStepReport("u1", value, rec, topics.DefaultStepRules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := regionName(r.Region)
+		for i := range value {
+			value[i] = 'x'
+		}
+		if name != region {
+			t.Fatalf("region %q reads %q once the record's bytes are overwritten", region, name)
+		}
+	}
 }
