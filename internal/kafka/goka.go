@@ -47,8 +47,7 @@ func (c Config) replication() int {
 // Sarama returns the sarama configuration goka's consumers and topic manager run on (its
 // producer is franz-go's: producerBuilder): goka's defaults, plus the protocol version,
 // reading new groups from the oldest offset (a new group must not skip what was produced
-// before it joined), fetches of 64 KiB a partition, sarama's 100 ms for a partition's records
-// to be taken before its fetches go on without it, a fetch that waits at most fetchMaxWait
+// before it joined), fetches of 256 KiB a partition, a fetch that waits at most fetchMaxWait
 // for data, and the metadata of the topics used only.
 func (c Config) Sarama() *sarama.Config {
 	s := goka.DefaultConfig()
@@ -62,18 +61,15 @@ func (c Config) Sarama() *sarama.Config {
 	// sarama keeps a whole fetch of a partition parsed (every record's message, about 160
 	// bytes, and its decompressed batches) until the last of its records is handed on:
 	// sarama's 1 MiB a partition kept about 46 MB on the heap in the steps slice's 8
-	// partitions, 256 KiB about 18 MB, 64 KiB about 5 MB, which the collector's headroom
-	// doubles.
-	s.Consumer.Fetch.Default = 64 << 10
-	// sarama fetches every partition a broker leads in one request and sends the next only
-	// once each partition's records were handed on, or its feeder gave up waiting for them
-	// (abandoning the partition until its records are taken, after one to two of these
-	// periods). goka's 1 s let a callback that waits for another partition (hot's align,
-	// waiting for a slower input partition's watermark) hold back that partition's data for up
-	// to 2 s a round: at 64 KiB fetches the hot group crawled (14 s instead of 1.2 s in 3 of 11
-	// BenchmarkHotThroughput runs, partitions resuming one every 2 s in the execution traces).
-	// sarama's own default, 100 ms, bounds that coupling to 200 ms.
-	s.Consumer.MaxProcessingTime = 100 * time.Millisecond
+	// partitions, 256 KiB about 18 MB, which the collector's headroom doubles. 64 KiB saved
+	// 35 MiB of the steps slice's peak RSS, but stalled the hot group: sarama fetches all the
+	// partitions a broker leads together and waits for every partition's records to be handed
+	// on before the next fetch, and a hot callback waiting for another input partition's
+	// watermark (align) kept its partition's records from being handed on, so the partition
+	// it waited for got no new data either: in the traces the partitions resumed one every 2 s.
+	// BenchmarkHotThroughput took 14 s instead of 1.2 s in 3 of 11 runs at 64 KiB, none of 8
+	// at 256 KiB (2026-12-01, execution traces).
+	s.Consumer.Fetch.Default = 256 << 10
 	s.Consumer.MaxWaitTime = fetchMaxWait
 	// Only the topics a client uses: by default every client (goka's consumer group and
 	// consumer of each processor) keeps, and refreshes every minute, the metadata of every
