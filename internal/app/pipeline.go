@@ -229,10 +229,20 @@ func ServeHTTP(ctx context.Context, addr string, h http.Handler, log *slog.Logge
 	if started != nil {
 		started(ln.Addr())
 	}
-	srv := obs.NewServer(h, obs.DefaultServerLimits)
+	return serveOn(ctx, ln, obs.NewServer(h, obs.DefaultServerLimits), log)
+}
+
+// httpServer is net/http's Server or the query API's FastServer.
+type httpServer interface {
+	Serve(net.Listener) error
+	Shutdown(context.Context) error
+}
+
+// serveOn serves srv on ln until ctx ends, then shuts it down gracefully (at most 5 s).
+func serveOn(ctx context.Context, ln net.Listener, srv httpServer, log *slog.Logger) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			return fmt.Errorf("http: %w", err)
 		}
 		return nil

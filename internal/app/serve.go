@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/rankstream/rankstream/internal/api"
 	"github.com/rankstream/rankstream/internal/board"
 	"github.com/rankstream/rankstream/internal/obs"
@@ -65,19 +63,5 @@ func serveFast(ctx context.Context, addr string, srv *api.FastServer, log *slog.
 	if err != nil {
 		return fmt.Errorf("http: listen on %s: %w", addr, err)
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		if err := srv.Serve(ln); err != nil {
-			return fmt.Errorf("http: %w", err)
-		}
-		return nil
-	})
-	g.Go(func() error {
-		<-gctx.Done()
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		log.Info("http: shutting down", "addr", ln.Addr().String())
-		return srv.Shutdown(sctx)
-	})
-	return g.Wait()
+	return serveOn(ctx, ln, srv, log)
 }
