@@ -2,6 +2,7 @@ package topics
 
 import (
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -19,16 +20,34 @@ type flatObject struct {
 	// plain: of the strings, those of token bytes only (printable ASCII but ':'), which pass
 	// checkToken's rule on characters as they are.
 	plain uint
+	// printable: of the strings, those of printable ASCII only (' ' to '~', no escape), which
+	// pass checkText as they are.
+	printable uint
+	// escapes: the fields whose strings may hold JSON's escapes of one character (\" \\ \/ \b
+	// \f \n \r \t), set by the caller before scan (none by default); escaped: those whose
+	// strings hold one (field unescapes them).
+	escapes, escaped uint
 	// wideStr tells that a string holds a byte of 0x80 or above: without one, b is ASCII.
 	wideStr bool
 }
 
 // scan reads b if it is one object whose keys are known field names exactly as written (field
 // gives a name's index, -1 for any other name), each at most once, whose values are strings
-// without escapes or control characters (for the fields in strs) or JSON integers (for those
-// in ints), with JSON white space anywhere between the tokens. It reports false for anything
-// else. b must be valid UTF-8.
+// without control characters and without escapes but those o.escapes allows (for the fields in
+// strs) or JSON integers (for those in ints), with JSON white space anywhere between the
+// tokens. It reports false for anything else, and then leaves o zero but for escapes: no flag
+// of a field read before the scan gave up may vouch for the value the JSON decoder then takes
+// (of a field given twice, the decoder keeps the last). b must be valid UTF-8.
 func (o *flatObject) scan(b []byte, field func([]byte) int, ints, strs uint) bool {
+	if o.read(b, field, ints, strs) {
+		return true
+	}
+	*o = flatObject{escapes: o.escapes}
+	return false
+}
+
+// read is scan without the reset of o when it gives up.
+func (o *flatObject) read(b []byte, field func([]byte) int, ints, strs uint) bool {
 	i := skipSpace(b, 0)
 	if i == len(b) || b[i] != '{' {
 		return false
@@ -38,7 +57,7 @@ func (o *flatObject) scan(b []byte, field func([]byte) int, ints, strs uint) boo
 		return skipSpace(b, i+1) == len(b)
 	}
 	for {
-		ks, ke, _ := scanString(b, i)
+		ks, ke, _ := scanString(b, i, false)
 		if ke < 0 {
 			return false
 		}
@@ -54,7 +73,7 @@ func (o *flatObject) scan(b []byte, field func([]byte) int, ints, strs uint) boo
 			return false
 		}
 		if b[i] == '"' {
-			vs, ve, class := scanString(b, i)
+			vs, ve, class := scanString(b, i, o.escapes&(1<<f) != 0)
 			if ve < 0 || strs&(1<<f) == 0 {
 				return false
 			}
@@ -62,6 +81,12 @@ func (o *flatObject) scan(b []byte, field func([]byte) int, ints, strs uint) boo
 			o.str |= 1 << f
 			if class&notToken == 0 {
 				o.plain |= 1 << f
+			}
+			if class&^notToken == 0 {
+				o.printable |= 1 << f
+			}
+			if class&escape != 0 {
+				o.escaped |= 1 << f
 			}
 			o.wideStr = o.wideStr || class&wide != 0
 			i = ve + 1
@@ -87,8 +112,25 @@ func (o *flatObject) scan(b []byte, field func([]byte) int, ints, strs uint) boo
 	}
 }
 
-// field returns field f's value in s, the scanned text as a string ("" when absent).
-func (o *flatObject) field(s string, f int) string { return s[o.span[f][0]:o.span[f][1]] }
+// field returns field f's value in s, the scanned text as a string ("" when absent): a part of
+// s, or a new string if it held escapes.
+func (o *flatObject) field(s string, f int) string {
+	v := s[o.span[f][0]:o.span[f][1]]
+	if o.escaped&(1<<f) == 0 {
+		return v
+	}
+	var b strings.Builder
+	b.Grow(len(v))
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c == '\\' { // scanString let only escapes of one character through
+			i++
+			c = unescape[v[i]]
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
 
 // time returns the event time of field f in s (the zero time when absent) as Timestamp decodes
 // it: an integer that fits int64 is epoch milliseconds, a string RFC 3339. ok is false when it
@@ -143,14 +185,17 @@ func skipSpace(b []byte, i int) int {
 
 // Classes of a byte inside a JSON string (stringClass), for scanString: a union of the
 // classes of a string's bytes is 0 for a string of token bytes only (printable ASCII but '"',
-// '\\' and ':'), has notToken for one checkToken must read rune by rune and wide for one that
-// may not be valid UTF-8.
+// '\\' and ':'), has notToken for one checkToken must read rune by rune, wide for one that may
+// not be valid UTF-8, and is notToken alone for printable ASCII without escapes.
 const (
-	notToken  = 1               // ' ', ':', DEL and every byte of 0x80 and above
-	wide      = 2               // 0x80 and above: part of a multi-byte character
-	quoteByte = 4               // '"', the end of the string
-	stopByte  = 8               // '\\' or a control character: an escape, or not JSON
-	inString  = notToken | wide // the classes a string may hold
+	notToken   = 1                     // ' ', ':', DEL and every byte of 0x80 and above
+	wide       = 2                     // 0x80 and above: part of a multi-byte character
+	quoteByte  = 4                     // '"', the end of the string
+	stopByte   = 8                     // a control character: not JSON
+	escapeByte = 16                    // '\\': an escape
+	del        = 32                    // DEL, a control character JSON allows unescaped
+	escape     = 64                    // in a string's class: it holds an escape (scanString)
+	inString   = notToken | wide | del // the classes of the bytes a string may hold as they are
 )
 
 var stringClass = func() (t [256]uint8) {
@@ -158,21 +203,29 @@ var stringClass = func() (t [256]uint8) {
 		switch {
 		case c == '"':
 			t[c] = quoteByte
-		case c == '\\' || c < ' ':
+		case c == '\\':
+			t[c] = escapeByte
+		case c < ' ':
 			t[c] = stopByte
 		case c >= 0x80:
 			t[c] = notToken | wide
-		case c == ' ' || c == ':' || c == 0x7f:
+		case c == 0x7f:
+			t[c] = notToken | del
+		case c == ' ' || c == ':':
 			t[c] = notToken
 		}
 	}
 	return t
 }()
 
-// scanString reads the JSON string starting at b[i] if it holds no escape and no control
-// character: its contents are b[start:end] and its closing quote b[end]; end is -1 otherwise.
-// class is the union of its bytes' classes.
-func scanString(b []byte, i int) (start, end int, class uint8) {
+// unescape gives the byte that JSON's escape of one character stands for (0: not one).
+var unescape = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
+// scanString reads the JSON string starting at b[i] if it holds no control character and no
+// escape, or, with escapes, no escape but those of one character (unescape; "\u" is left to the
+// decoder): its contents are b[start:end] and its closing quote b[end]; end is -1 otherwise.
+// class is the union of its bytes' classes, with escape and notToken if it holds an escape.
+func scanString(b []byte, i int, escapes bool) (start, end int, class uint8) {
 	if i >= len(b) || b[i] != '"' {
 		return 0, -1, 0
 	}
@@ -182,8 +235,13 @@ func scanString(b []byte, i int) (start, end int, class uint8) {
 			class |= c
 			continue
 		}
-		if c == quoteByte {
+		switch {
+		case c == quoteByte:
 			return i + 1, j, class
+		case c == escapeByte && escapes && j+1 < len(b) && unescape[b[j+1]] != 0:
+			class |= escape | notToken
+			j++
+			continue
 		}
 		return 0, -1, 0
 	}

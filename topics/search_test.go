@@ -174,14 +174,19 @@ func FuzzSearchQueryScanMatchesDecoder(f *testing.F) {
 		"{\"query\":\"a\x01\",\"ts\":1796040000000}", "{\"query\":\"\u00e9\u2028\x7f\u202e\u200b\ufffd\",\"ts\":1796040000000}",
 		`{"query":"x","ts":1796040000000,"user_id":"u:1"}`, `{"query":"x","ts":1796040000000,"user_id":"u 1"}`,
 		`{"query":"x","ts":"9999-12-31T23:59:59Z"}`, `{"query":"STRASSE Straße","ts":1796040000000}`,
+		`{"query":"Pizza \t Weather\n","ts":1796040000000}`, `{"query":"\"a\" \\ \/ \b \f \r","ts":1796040000000}`,
+		`{"query":"a\u0009b","ts":1796040000000}`, `{"query":"a\xb","ts":1796040000000}`, `{"query":"a\","ts":1796040000000}`,
+		`{"query":"\t","ts":1796040000000}`, `{"query":"x","ts":1796040000000,"user_id":"u\t1"}`, "{\"query\":\"a\x7fb\",\"ts\":1796040000000}",
+		`{"query":"x","user_id":"u1","user_id":"u 1","ts":1796040000000}`, `{"query":"ok","query":"a\u0000","ts":1796040000000}`,
 	} {
 		f.Add("u1", []byte(v), int64(1796040000000))
 	}
 	f.Fuzz(func(t *testing.T, key string, value []byte, recordMs int64) {
 		rec := time.UnixMilli(recordMs)
-		q1, term1, err1 := decodeSearchQuery(key, value, rec, true)
-		q2, term2, err2 := decodeSearchQuery(key, value, rec, false)
-		if fmt.Sprint(err1) != fmt.Sprint(err2) || !reflect.DeepEqual(q1, q2) || term1 != term2 {
+		var q1, q2 SearchQuery
+		term1, err1 := decodeSearchQuery(key, value, rec, true, &q1)
+		term2, err2 := decodeSearchQuery(key, value, rec, false, &q2)
+		if fmt.Sprint(err1) != fmt.Sprint(err2) || err1 == nil && !reflect.DeepEqual(q1, q2) || term1 != term2 {
 			t.Fatalf("on %q (key %q): with the scan %+v %q %v, without %+v %q %v", value, key, q1, term1, err1, q2, term2, err2)
 		}
 	})
@@ -195,8 +200,9 @@ func TestScanSearchQueryTakesTheCommonShapes(t *testing.T) {
 		`{"query":"weather","ts":"2026-11-30T08:00:00.123+08:00"}`,
 		"{ \"query\": \"天气 预报\",\n  \"ts\": 1796040000000,\n  \"user_id\": \"用户\"\n}\n",
 	} {
+		var o flatObject
 		var q SearchQuery
-		if !scanSearchQuery([]byte(v), &q) {
+		if !scanSearchQuery([]byte(v), &o, &q) {
 			t.Errorf("scanSearchQuery gave up on %s", v)
 		}
 	}

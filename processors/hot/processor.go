@@ -202,14 +202,14 @@ func Run(ctx context.Context, cfg Config, cl *kafka.Client, opts ...goka.Process
 func (p *processor) route(ctx goka.Context, msg any) {
 	p.in.Inc()
 	value, _ := msg.([]byte)
-	q, term, err := topics.DecodeSearchQuery(ctx.Key(), value, ctx.Timestamp())
+	term, ts, err := topics.DecodeSearchTerm(ctx.Key(), value, ctx.Timestamp())
 	if err != nil {
 		kafka.DeadLetter(ctx, p.dlq, value, err)
 		// Committed in order with the terms buffered before it.
 		p.input(ctx, 0).buf.add(0, "", 0, 0, ctx.DeferCommit())
 		return
 	}
-	ms := q.TS.UnixMilli()
+	ms := ts.UnixMilli()
 	in := p.input(ctx, ms)
 	in.maxMs = max(in.maxMs, ms)
 	// A marker whenever the window end this partition allows (newest event less the lateness,
