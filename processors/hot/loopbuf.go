@@ -43,9 +43,15 @@ type produceFunc func(ctx context.Context, r *kgo.Record, done func(*kgo.Record,
 // per loop partition, and writes them to the loop topic when flushBytes are buffered, when the
 // oldest waited flushEvery, before a watermark marker and when the goka session ends. The input
 // records are committed only once the loop records of their flush, and of every flush before
-// it, are acknowledged: each input record's commit is deferred (goka's DeferCommit) and called
-// then, in offset order, so that no commit covers a query not yet in the loop topic (the
-// commit is a high-water mark).
+// it, are acknowledged, so that no commit covers a query not yet in the loop topic (the commit
+// is a high-water mark): the commit of a flush's first input record is deferred (goka's
+// DeferCommit) and called then, in flush order. The records after it in the flush are
+// committed by goka as soon as their callbacks return, and that is enough: goka's commits go
+// through the processor options' offset-ordered commits (kafka.Config.ProcessorOptions, the
+// only options hot.Run is given), which pass a record's commit on to Kafka only once every
+// record before it is committed, so they wait for the first one. One deferred commit a flush
+// instead of one a query: goka's DeferCommit costs allocations and keeps the record's context
+// alive until the flush is acknowledged.
 //
 // route's goroutine adds and flushes; a goroutine of the buffer flushes on time and at the
 // session's end; the producer's goroutines acknowledge.
@@ -61,7 +67,7 @@ type loopBuffer struct {
 
 	mu      sync.Mutex
 	terms   []topics.HotLoopTermsWriter // one per loop partition
-	commits []func(error)               // the deferred commits of the input records since the last flush, in offset order
+	commit  func(error)                 // the deferred commit of the first input record since the last flush (nil: none since)
 	queries int                         // terms buffered
 	size    int                         // their bytes
 	since   time.Time                   // when the first input record since the last flush came
@@ -100,7 +106,7 @@ func (b *loopBuffer) run(session context.Context) {
 			return
 		case now := <-t.C:
 			b.mu.Lock()
-			if len(b.commits) > 0 && now.Sub(b.since) >= flushEvery {
+			if b.commit != nil && now.Sub(b.since) >= flushEvery {
 				b.flushLocked(flushTime)
 			} else {
 				b.metrics.pending.Add(float64(b.queries - b.shown))
@@ -112,14 +118,16 @@ func (b *loopBuffer) run(session context.Context) {
 }
 
 // add buffers the term of input record offset for loop partition q (term "": a record that
-// routes nothing, a dead letter) with the record's deferred commit.
-func (b *loopBuffer) add(q int32, term string, ms, offset int64, commit func(error)) {
+// routes nothing, a dead letter). deferCommit is the record's goka.Context.DeferCommit: add
+// calls it if the record is the first since the last flush (see loopBuffer), under the lock
+// that a flush on time takes too.
+func (b *loopBuffer) add(q int32, term string, ms, offset int64, deferCommit func() func(error)) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if len(b.commits) == 0 {
+	if b.commit == nil {
 		b.since = time.Now()
+		b.commit = deferCommit()
 	}
-	b.commits = append(b.commits, commit)
 	if term != "" {
 		w := &b.terms[q]
 		before := w.Size()
@@ -144,7 +152,7 @@ func (b *loopBuffer) flush(reason string, markers ...*kgo.Record) {
 }
 
 func (b *loopBuffer) flushLocked(reason string, markers ...*kgo.Record) {
-	if len(b.commits) == 0 && len(markers) == 0 {
+	if b.commit == nil && len(markers) == 0 {
 		return
 	}
 	recs := make([]*kgo.Record, 0, len(b.terms)+len(markers))
@@ -158,8 +166,8 @@ func (b *loopBuffer) flushLocked(reason string, markers ...*kgo.Record) {
 	}
 	b.metrics.flushed(reason, b.queries, len(recs), len(markers))
 	recs = append(recs, markers...)
-	f := &flush{pending: len(recs), commits: b.commits, queries: b.queries}
-	b.commits, b.queries, b.size = make([]func(error), 0, cap(b.commits)), 0, 0
+	f := &flush{pending: len(recs), commit: b.commit, queries: b.queries}
+	b.commit, b.queries, b.size = nil, 0, 0
 	b.metrics.pending.Sub(float64(b.shown)) // now in f
 	b.shown = 0
 	b.acks.push(f)
@@ -168,18 +176,19 @@ func (b *loopBuffer) flushLocked(reason string, markers ...*kgo.Record) {
 	}
 }
 
-// flush is one flush's records on their way: its input records are committed once all of them
-// and every earlier flush's are acknowledged.
+// flush is one flush's records on their way: its input records are committed (its first one's
+// deferred commit is called) once all of them and every earlier flush's are acknowledged.
 type flush struct {
-	pending int           // records not yet acknowledged
-	err     error         // the first record's failure
-	commits []func(error) // the input records' deferred commits, in offset order
-	queries int           // terms in its records
+	pending int         // records not yet acknowledged
+	err     error       // the first record's failure
+	commit  func(error) // the deferred commit of its first input record (nil: a flush of markers only)
+	queries int         // terms in its records
 }
 
 // ackQueue holds an input partition's flushes in order and commits their input records in
-// order. After a failed flush every later one fails too: its input records are never committed
-// (goka stops the processor on the failure; the next owner reads them again).
+// order. After a failed flush every later one fails too: its first input record's commit
+// fails, so that none of its input records is ever committed (goka stops the processor on the
+// failure; the next owner reads them again).
 type ackQueue struct {
 	mu      sync.Mutex
 	q       []*flush
@@ -216,8 +225,8 @@ func (a *ackQueue) done(f *flush, err error) {
 		if a.failed == nil && head.err != nil {
 			a.failed = head.err
 		}
-		for _, commit := range head.commits {
-			commit(a.failed)
+		if head.commit != nil {
+			head.commit(a.failed)
 		}
 		a.metrics.pending.Sub(float64(head.queries))
 	}

@@ -187,7 +187,8 @@ func markerKeys(n int) []string {
 }
 
 // Run runs the hot group until ctx ends on cl's cluster (its brokers; opts are the goka
-// processor's options, kafka.Config.ProcessorOptions). Partials and checkpoints are written,
+// processor's options, kafka.Config.ProcessorOptions, whose offset-ordered commits the input's
+// commits rely on: see loopBuffer). Partials and checkpoints are written,
 // and checkpoints and loop records read back, through cl, the process's Kafka client, which
 // the caller closes after Run returned.
 func Run(ctx context.Context, cfg Config, cl *kafka.Client, opts ...goka.ProcessorOption) error {
@@ -206,7 +207,7 @@ func (p *processor) route(ctx goka.Context, msg any) {
 	if err != nil {
 		kafka.DeadLetter(ctx, p.dlq, value, err)
 		// Committed in order with the terms buffered before it.
-		p.input(ctx, 0).buf.add(0, "", 0, 0, ctx.DeferCommit())
+		p.input(ctx, 0).buf.add(0, "", 0, 0, ctx.DeferCommit)
 		return
 	}
 	ms := ts.UnixMilli()
@@ -238,7 +239,7 @@ func (p *processor) route(ctx goka.Context, msg any) {
 	// Taken away (rebalance, shutdown) while it waited, the term goes now (the buffer, closed,
 	// flushes it at once): its commit must not skip it, and a loop partition holds a term
 	// beyond the sketch's reach until the window gets there (windowState.held).
-	in.buf.add(to, term, ms, ctx.Offset(), ctx.DeferCommit())
+	in.buf.add(to, term, ms, ctx.Offset(), ctx.DeferCommit)
 }
 
 // count applies a loop record to its partition's window: its terms are counted, a marker moves
