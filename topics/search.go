@@ -95,7 +95,7 @@ func decodeSearchQuery(key string, value []byte, recordTime time.Time, scan bool
 		return "", err
 	}
 	if q.UserID != "" {
-		if err := checkIDPlain("user_id", q.UserID, o.plain&(1<<fieldQueryUserID) != 0); err != nil { // o is zero unless flat
+		if err := checkIDPlain("user_id", q.UserID, o.plain&(1<<fieldQueryUserID) != 0); err != nil { // o's flags are zero unless flat
 			return "", err
 		}
 	}
@@ -139,8 +139,8 @@ func searchField(name []byte) int {
 // scanSearchQuery decodes b into q if b is a search query of the common shape (flatObject.scan:
 // the field names exactly as written in SearchQuery, strings without escapes but those of one
 // character in the query, ts an integer that fits int64 or an RFC 3339 string that parses).
-// For anything else it returns false and leaves q untouched: the JSON decoder then decides,
-// with its reasons. b must be valid UTF-8 for q's strings to be; they share b's memory (but
+// For anything else it returns false, leaves q untouched and o's flags zero: the JSON decoder
+// then decides, with its reasons. b must be valid UTF-8 for q's strings to be; they share b's memory (but
 // a query with escapes).
 func scanSearchQuery(b []byte, o *flatObject, q *SearchQuery) bool {
 	o.escapes = 1 << fieldQuery // the tabs and newlines of a query typed in a text area
@@ -150,6 +150,7 @@ func scanSearchQuery(b []byte, o *flatObject, q *SearchQuery) bool {
 	s := unsafe.String(unsafe.SliceData(b), len(b))
 	ts, ok := o.time(s, fieldQueryTS)
 	if !ok {
+		*o = flatObject{}
 		return false
 	}
 	*q = SearchQuery{Query: o.field(s, fieldQuery), TS: Timestamp{ts}, UserID: o.field(s, fieldQueryUserID)}
