@@ -2,16 +2,16 @@ package io.rankstream.peers.hot;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeSet;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.kstream.Windowed;
-import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -26,14 +26,15 @@ import org.apache.kafka.streams.state.WindowStore;
  * (rebuilt from the buckets when the task starts), with its order. When the watermark passes a
  * window end, the bucket that completes the window is added, the one that left it subtracted,
  * and the partition's Top-K of that window is sent to the merge. The watermark and window
- * rules are those of our group hot (processors/hot/rules.go): each input partition's markers
- * give its watermark; windows close up to the smallest one less the lateness, rounded down to
- * the slide; an input partition not heard from or whose watermark has not moved for the idle
- * time (wall clock) holds nothing back; the first window ends at the first slide boundary not
- * before any input partition's first watermark; a term dated before the end of the last window
- * emitted is late: dropped and counted in the next partial's dropped; a watermark that jumps
- * emits the windows up to the reach of the events held (window + lookahead), then only the
- * newest.
+ * rules are those of our group hot (processors/hot/rules.go) but for idleness: each input
+ * partition's markers give its watermark; windows close up to the smallest one less the
+ * lateness, rounded down to the slide; an input partition holds nothing back from its idle
+ * marker (Route sends it once the partition has had nothing left to read for the idle time) to
+ * its next watermark marker, and everything back until it sent one or the other; the first
+ * window ends at the first slide boundary not before any input partition's first watermark; a
+ * term dated before the end of the last window emitted is late: dropped and counted in the
+ * next partial's dropped; a watermark that jumps emits the windows up to the reach of the
+ * events held (window + lookahead), then only the newest.
  */
 final class Count implements Processor<byte[], byte[], byte[], byte[]> {
     static final String BUCKETS = "buckets";
@@ -48,16 +49,15 @@ final class Count implements Processor<byte[], byte[], byte[], byte[]> {
     // The current window's counts and their order (RANK), from the buckets.
     private final Map<String, Long> counts = new HashMap<>();
     private final TreeSet<Loop.Item> ranked = new TreeSet<>(Loop.RANK);
-    // The view of the input partitions: watermarks and first watermarks (also in META), and
-    // when each last moved (wall clock, in memory).
+    // The view of the input partitions (also in META): watermarks, first watermarks, and those
+    // idle since their last watermark.
     private final Map<Integer, Long> marks = new HashMap<>();
     private final Map<Integer, Long> first = new HashMap<>();
-    private final Map<Integer, Long> markedAt = new HashMap<>();
-    private long created;
+    private final Set<Integer> idle = new HashSet<>();
     private long last; // end of the last window emitted, 0: none
     private long dropped; // since the last partial
 
-    record Config(int inputPartitions, int k, long windowMs, long slideMs, long latenessMs, long lookaheadMs, long idleMs) {}
+    record Config(int inputPartitions, int k, long windowMs, long slideMs, long latenessMs, long lookaheadMs) {}
 
     Count(Config cfg) {
         this.cfg = cfg;
@@ -69,16 +69,15 @@ final class Count implements Processor<byte[], byte[], byte[], byte[]> {
         buckets = context.getStateStore(BUCKETS);
         meta = context.getStateStore(META);
         partition = context.taskId().partition();
-        created = System.currentTimeMillis();
         try (KeyValueIterator<String, Long> it = meta.all()) {
             while (it.hasNext()) {
                 KeyValue<String, Long> kv = it.next();
                 if (kv.key.startsWith("mark/")) {
-                    int p = Integer.parseInt(kv.key.substring(5));
-                    marks.put(p, kv.value);
-                    markedAt.put(p, created);
+                    marks.put(Integer.parseInt(kv.key.substring(5)), kv.value);
                 } else if (kv.key.startsWith("first/")) {
                     first.put(Integer.parseInt(kv.key.substring(6)), kv.value);
+                } else if (kv.key.startsWith("idle/")) {
+                    idle.add(Integer.parseInt(kv.key.substring(5)));
                 }
             }
         }
@@ -87,8 +86,6 @@ final class Count implements Processor<byte[], byte[], byte[], byte[]> {
         if (last != 0) {
             rebuild(last);
         }
-        // Idle input partitions stop holding the windows back with the wall clock.
-        context.schedule(Duration.ofSeconds(1), PunctuationType.WALL_CLOCK_TIME, this::closeWindows);
     }
 
     private static long orZero(Long v) {
@@ -98,7 +95,16 @@ final class Count implements Processor<byte[], byte[], byte[], byte[]> {
     @Override
     public void process(Record<byte[], byte[]> rec) {
         ByteBuffer v = ByteBuffer.wrap(rec.value());
-        if (v.get() == Loop.MARK) {
+        byte kind = v.get();
+        if (kind == Loop.IDLE) {
+            int p = v.getInt();
+            if (idle.add(p)) {
+                meta.put("idle/" + p, 1L);
+            }
+            closeWindows();
+            return;
+        }
+        if (kind == Loop.MARK) {
             int p = v.getInt();
             long ms = v.getLong();
             if (!first.containsKey(p)) {
@@ -109,9 +115,11 @@ final class Count implements Processor<byte[], byte[], byte[], byte[]> {
             if (old == null || ms > old) {
                 marks.put(p, ms);
                 meta.put("mark/" + p, ms);
-                markedAt.put(p, System.currentTimeMillis());
             }
-            closeWindows(System.currentTimeMillis());
+            if (idle.remove(p)) {
+                meta.delete("idle/" + p);
+            }
+            closeWindows();
             return;
         }
         long ms = v.getLong();
@@ -126,16 +134,16 @@ final class Count implements Processor<byte[], byte[], byte[], byte[]> {
         buckets.put(term, n == null ? 1 : n + 1, start);
     }
 
-    /** Emits every window the watermark lets close at now (wall clock). */
-    private void closeWindows(long now) {
+    /** Emits every window the watermarks let close. */
+    private void closeWindows() {
         long low = -1;
         for (int p = 0; p < cfg.inputPartitions; p++) {
-            Long ms = marks.get(p);
-            if (ms == null && now - created < cfg.idleMs) {
-                return; // an input partition not heard from may still hold the windows back
-            }
-            if (ms == null || now - markedAt.get(p) > cfg.idleMs) {
+            if (idle.contains(p)) {
                 continue;
+            }
+            Long ms = marks.get(p);
+            if (ms == null) {
+                return; // an input partition not heard from holds the windows back
             }
             low = low < 0 ? ms : Math.min(low, ms);
         }

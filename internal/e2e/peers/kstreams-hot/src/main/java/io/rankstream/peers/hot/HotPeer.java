@@ -34,7 +34,7 @@ import org.apache.kafka.streams.state.Stores;
  *     [--history-key kstreams:hot:search:windows] [--redis-timeout-ms 30000]
  * </pre>
  *
- * Three sub-topologies: Route (validate, normalise, key by term, watermark markers; dead
+ * Three sub-topologies: Route (validate, normalise, key by term, watermark and idle markers; dead
  * letters), Count (per-term tumbling buckets in a windowed RocksDB store, a running window per
  * partition, its Top-K when the watermark closes a window), Merge (all partitions' Top-Ks of a
  * window into its snapshot, to Redis). See ../README.md for why. It prints "running" once Kafka
@@ -57,11 +57,15 @@ public final class HotPeer {
         long latenessMs = Long.parseLong(a.getOrDefault("lateness-ms", "2000"));
         long lookaheadMs = Long.parseLong(a.getOrDefault("lookahead-ms", "600000"));
         int k = Integer.parseInt(a.getOrDefault("k", "100"));
-        Count.Config cfg = new Count.Config(inputPartitions, k, windowMs, slideMs, latenessMs, lookaheadMs,
-            Long.parseLong(a.getOrDefault("idle-ms", "30000")));
+        Count.Config cfg = new Count.Config(inputPartitions, k, windowMs, slideMs, latenessMs, lookaheadMs);
+        long idleMs = Long.parseLong(a.getOrDefault("idle-ms", "30000"));
         URI redis = URI.create(need(a, "redis"));
         int redisTimeoutMs = Integer.parseInt(a.getOrDefault("redis-timeout-ms", "30000"));
         String historyKey = a.getOrDefault("history-key", "kstreams:hot:search:windows");
+
+        String app = need(a, "application-id");
+        String brokers = need(a, "brokers");
+        InputOffsets offsets = new InputOffsets(brokers, input, inputPartitions, app);
 
         StreamsBuilder b = new StreamsBuilder();
         // The buckets: slide-long tumbling windows per term, kept for the window, the lookahead
@@ -74,7 +78,7 @@ public final class HotPeer {
         b.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(Merge.PENDING), Serdes.String(), Serdes.ByteArray()));
 
         KStream<byte[], byte[]> routed = b.stream(input, Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()).withName("search.queries"))
-            .process(() -> new Route(slideMs, latenessMs), Named.as("route"));
+            .process(() -> new Route(slideMs, latenessMs, idleMs, offsets), Named.as("route"));
         routed.split(Named.as("routed-"))
             .branch((key, v) -> v[0] == Loop.DEAD || v[0] == Loop.DEAD_NULL, Branched.<byte[], byte[]>withConsumer(dead -> dead
                 .mapValues(v -> v[0] == Loop.DEAD_NULL ? null : Arrays.copyOfRange(v, 1, v.length), Named.as("dead-letter"))
@@ -91,8 +95,8 @@ public final class HotPeer {
                     Named.as("merge"), Merge.PENDING)).withName("terms"));
 
         Properties p = new Properties();
-        p.put(StreamsConfig.APPLICATION_ID_CONFIG, need(a, "application-id"));
-        p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, need(a, "brokers"));
+        p.put(StreamsConfig.APPLICATION_ID_CONFIG, app);
+        p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, brokers);
         p.put(StreamsConfig.STATE_DIR_CONFIG, need(a, "state-dir"));
         p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, threads);
         // Exact counts across crashes: a replayed query must not be counted twice.

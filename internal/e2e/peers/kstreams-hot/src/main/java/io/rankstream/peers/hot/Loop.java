@@ -14,8 +14,9 @@ import org.apache.kafka.streams.processor.StreamPartitioner;
 
 /**
  * The records between the peer's sub-topologies. Stage 1 (Route) writes to the terms
- * repartition topic a term (key: the term, value: TERM and its event time) or a watermark
+ * repartition topic a term (key: the term, value: TERM and its event time), a watermark
  * marker (empty key, value: MARK, the input partition and its newest event time, sent to every
+ * partition) or an idle marker (empty key, value: IDLE and the input partition, sent to every
  * partition), or, to the dead-letter branch, DEAD or DEAD_NULL and the original value. Stage 2
  * (Count) writes a partition's partial Top-K to the partials repartition topic, keyed by the
  * window end.
@@ -27,6 +28,7 @@ final class Loop {
     static final byte MARK = 1;
     static final byte DEAD = 2;
     static final byte DEAD_NULL = 3;
+    static final byte IDLE = 4;
 
     static byte[] term(long ms) {
         return ByteBuffer.allocate(9).put(TERM).putLong(ms).array();
@@ -36,11 +38,15 @@ final class Loop {
         return ByteBuffer.allocate(13).put(MARK).putInt(inputPartition).putLong(ms).array();
     }
 
+    static byte[] idle(int inputPartition) {
+        return ByteBuffer.allocate(5).put(IDLE).putInt(inputPartition).array();
+    }
+
     /** Terms by their key's murmur2 hash (Kafka's default), markers to every partition. */
     static final StreamPartitioner<byte[], byte[]> PARTITIONER = new StreamPartitioner<>() {
         @Override
         public Optional<Set<Integer>> partitions(String topic, byte[] key, byte[] value, int n) {
-            if (value[0] == MARK) {
+            if (value[0] == MARK || value[0] == IDLE) {
                 return Optional.of(IntStream.range(0, n).boxed().collect(Collectors.toSet()));
             }
             return Optional.of(Set.of(Utils.toPositive(Utils.murmur2(key)) % n));
