@@ -53,7 +53,8 @@ func parseScoreBoardQuery(raw string) (scoreQuery, error) {
 		return scoreQuery{}, err
 	}
 	if q.Offset > MaxOffset {
-		return scoreQuery{}, badRequest("offset: " + echo(p["offset"]) + " is beyond 1000; a member beyond rank 1000 reads its own rank and neighbours at /v1/boards/{board}/members/{member}")
+		v, _ := p.get("offset")
+		return scoreQuery{}, badRequest("offset: " + echo(v) + " is beyond 1000; a member beyond rank 1000 reads its own rank and neighbours at /v1/boards/{board}/members/{member}")
 	}
 	if q.Limit, err = p.count("limit", defaultLimit, MaxLimit); err != nil {
 		return scoreQuery{}, err
@@ -81,14 +82,14 @@ func parseScoreMemberQuery(member, raw string) (scoreQuery, error) {
 }
 
 // score reads period and scope, and notes the steps endpoints' own parameters.
-func (p params) score() (scoreQuery, error) {
+func (p *params) score() (scoreQuery, error) {
 	var q scoreQuery
 	for _, k := range []string{"day", "tz", "region"} {
-		if _, ok := p[k]; ok {
+		if _, ok := p.get(k); ok {
 			q.Steps = append(q.Steps, k)
 		}
 	}
-	if v, ok := p["period"]; ok {
+	if v, ok := p.get("period"); ok {
 		name, id, hasID := strings.Cut(v, ":")
 		if !slices.Contains(board.Periods, board.Period(name)) {
 			return scoreQuery{}, badRequest("period: " + echo(v) + " is none of h, d, w, m, season, total (optionally :id)")
@@ -100,7 +101,7 @@ func (p params) score() (scoreQuery, error) {
 		}
 		q.Period, q.PeriodID = board.Period(name), id
 	}
-	if v, ok := p["scope"]; ok && v != topics.GlobalScope {
+	if v, ok := p.get("scope"); ok && v != topics.GlobalScope {
 		if err := topics.CheckScope(v); err != nil {
 			return scoreQuery{}, invalid(err)
 		}
@@ -116,5 +117,10 @@ func isGeneric(raw string) bool {
 		return false // names neither, even escaped: no need to parse it (the steps endpoint does)
 	}
 	p, err := parseParams(raw, genericKeys...)
-	return err == nil && len(p) > 0
+	if err != nil {
+		return false
+	}
+	_, period := p.get("period")
+	_, scope := p.get("scope")
+	return period || scope
 }

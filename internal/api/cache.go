@@ -1,7 +1,6 @@
 package api
 
 import (
-	"container/list"
 	"context"
 	"fmt"
 	"sync"
@@ -172,50 +171,79 @@ func (s BoardStanding) stale(age time.Duration) answer { s.staleness = staleBy(a
 
 // lastGood keeps the last successful answer of each request (its exact request URI) for a
 // Redis outage, least recently answered first out beyond max entries. Answers are immutable
-// once kept.
+// once kept. Its entries live in one array linked by index (most recently answered first),
+// so that keeping an answer allocates nothing: a new list element and entry per request were
+// most of the cost of a member's read, whose URI is new nearly every time.
 type lastGood struct {
-	max int
-
-	mu   sync.Mutex
-	ll   *list.List // of *goodAnswer, most recent first
-	byRU map[string]*list.Element
+	mu         sync.Mutex
+	slots      []goodAnswer // len: the entries kept, up to cap: max
+	byRU       map[string]int32
+	head, tail int32 // the most and the least recently answered; -1: none
 }
 
 type goodAnswer struct {
-	uri string
-	v   answer
-	at  time.Time
+	uri        string
+	v          answer
+	at         time.Time
+	prev, next int32 // toward the head and the tail; -1: none
 }
 
 func newLastGood(max int) *lastGood {
-	return &lastGood{max: max, ll: list.New(), byRU: map[string]*list.Element{}}
+	return &lastGood{slots: make([]goodAnswer, 0, max), byRU: make(map[string]int32, max), head: -1, tail: -1}
 }
 
 // put keeps v as the last good answer of uri.
 func (l *lastGood) put(uri string, v answer, at time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if el, ok := l.byRU[uri]; ok {
-		g := el.Value.(*goodAnswer)
-		g.v, g.at = v, at
-		l.ll.MoveToFront(el)
-		return
+	i, ok := l.byRU[uri]
+	switch {
+	case ok:
+		l.unlink(i)
+		l.slots[i].v, l.slots[i].at = v, at
+	case len(l.slots) < cap(l.slots):
+		i = int32(len(l.slots))
+		l.slots = append(l.slots, goodAnswer{uri: uri, v: v, at: at})
+		l.byRU[uri] = i
+	default: // the least recently answered gives its slot
+		i = l.tail
+		l.unlink(i)
+		delete(l.byRU, l.slots[i].uri)
+		l.slots[i] = goodAnswer{uri: uri, v: v, at: at}
+		l.byRU[uri] = i
 	}
-	l.byRU[uri] = l.ll.PushFront(&goodAnswer{uri: uri, v: v, at: at})
-	if l.ll.Len() > l.max {
-		old := l.ll.Back()
-		l.ll.Remove(old)
-		delete(l.byRU, old.Value.(*goodAnswer).uri)
+	l.slots[i].prev, l.slots[i].next = -1, l.head
+	if l.head >= 0 {
+		l.slots[l.head].prev = i
+	}
+	l.head = i
+	if l.tail < 0 {
+		l.tail = i
+	}
+}
+
+// unlink takes slot i out of the list (l.mu held).
+func (l *lastGood) unlink(i int32) {
+	g := &l.slots[i]
+	if g.prev >= 0 {
+		l.slots[g.prev].next = g.next
+	} else {
+		l.head = g.next
+	}
+	if g.next >= 0 {
+		l.slots[g.next].prev = g.prev
+	} else {
+		l.tail = g.prev
 	}
 }
 
 // get returns the last good answer of uri marked stale with its age at now.
 func (l *lastGood) get(uri string, now time.Time) (answer, bool) {
 	l.mu.Lock()
-	el, ok := l.byRU[uri]
+	i, ok := l.byRU[uri]
 	var g goodAnswer
 	if ok {
-		g = *el.Value.(*goodAnswer)
+		g = l.slots[i]
 	}
 	l.mu.Unlock()
 	if !ok {

@@ -3,6 +3,8 @@ package api
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -101,5 +103,35 @@ func TestTTLCacheRules(t *testing.T) {
 	}
 	if n := len(full.keys); n != maxCachedBoards {
 		t.Fatalf("%d keys tracked, want at most %d", n, maxCachedBoards)
+	}
+}
+
+// TestLastGoodKeepsTheLastAnswered: random answers of a few dozen URIs into a lastGood of 8
+// entries, against a model (the URIs by the time of their last answer): a URI's copy is kept
+// exactly while it is among the 8 answered last, with its last answer and its age.
+func TestLastGoodKeepsTheLastAnswered(t *testing.T) {
+	const max = 8
+	l := newLastGood(max)
+	rng := rand.New(rand.NewPCG(5, 6))
+	base := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	var order []string // most recently answered first
+	last := map[string]int64{}
+	for step := range int64(20_000) {
+		uri := "/v1/boards/steps/members/m" + strconv.Itoa(rng.IntN(3*max))
+		if rng.IntN(3) > 0 {
+			l.put(uri, Page{Total: step}, base.Add(time.Duration(step)*time.Millisecond))
+			order = slices.DeleteFunc(order, func(u string) bool { return u == uri })
+			order = append([]string{uri}, order...)
+			last[uri] = step
+			continue
+		}
+		got, ok := l.get(uri, base.Add(time.Duration(step)*time.Millisecond))
+		want := slices.Index(order, uri)
+		switch {
+		case ok != (want >= 0 && want < max):
+			t.Fatalf("step %d: %s kept %v; it is %d-th most recently answered (%d kept)", step, uri, ok, want+1, max)
+		case ok && (got.(Page).Total != last[uri] || !got.(Page).Stale || *got.(Page).StaleAgeMs != step-last[uri]):
+			t.Fatalf("step %d: %s = %+v, want its answer of step %d, %d ms old", step, uri, got, last[uri], step-last[uri])
+		}
 	}
 }

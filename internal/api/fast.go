@@ -47,7 +47,7 @@ func (s *Server) FastServer(next http.Handler, l obs.ServerLimits) *FastServer {
 			if rt, r, ok := s.routes.match(c.IsGet(), uri); ok {
 				start := time.Now()
 				path, _, _ := strings.Cut(uri, "?")
-				code, v := s.answer(context.Background(), rt.h, r, uri, path)
+				code, v := s.answer(context.Background(), s.fastCtx.at(start), rt.h, r, uri, path)
 				writeFast(c, code, v)
 				rt.observe.Observe(code, time.Since(start))
 				return

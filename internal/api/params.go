@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -99,44 +101,95 @@ func parseHotQuery(raw string) (hotQuery, error) {
 	return hotQuery{K: k}, err
 }
 
-// params holds the non-empty values of an endpoint's known parameters.
-type params map[string]string
+// params holds the non-empty values of an endpoint's known parameters (at most maxKnown).
+type params struct {
+	known []string
+	vals  [maxKnown]string // vals[i] is known[i]'s value; "": absent
+}
+
+// maxKnown bounds the parameters an endpoint knows.
+const maxKnown = 8
+
+// maxPlainParams bounds the parameters of a query string that parseParams reads itself; one
+// with more goes through url.ParseQuery, and so does one with an escape, a '+' or a ';', so
+// that url.ParseQuery decides the limit on parameters and every error.
+const maxPlainParams = 64
+
+// get returns name's value and whether it is given (not empty); a parameter the endpoint
+// does not know is absent.
+func (p *params) get(name string) (string, bool) {
+	if i := slices.Index(p.known, name); i >= 0 {
+		return p.vals[i], p.vals[i] != ""
+	}
+	return "", false
+}
 
 // parseParams parses a raw query string strictly (see above) and keeps the known parameters.
+// A plain query (no escape, '+' or ';', at most maxPlainParams parameters: what the pages and
+// clients send) is split in place, without url.ParseQuery's map and slices: its keys and
+// values are what url.ParseQuery would give (it unescapes only '%' and '+'), so the result is
+// the same (TestParseParamsAsNetURL).
 func parseParams(raw string, known ...string) (params, error) {
+	if len(known) > maxKnown {
+		panic("BUG: more than maxKnown parameters")
+	}
+	if strings.ContainsAny(raw, "%+;") || strings.Count(raw, "&") >= maxPlainParams {
+		return parseParamsNetURL(raw, known)
+	}
+	p := params{known: known}
+	var given [maxKnown]int
+	for rest := raw; rest != ""; {
+		var kv string
+		kv, rest, _ = strings.Cut(rest, "&")
+		k, v, _ := strings.Cut(kv, "=")
+		if i := slices.Index(known, k); i >= 0 {
+			given[i]++
+			p.vals[i] = v
+		}
+	}
+	for i, k := range known {
+		if given[i] > 1 {
+			return params{}, badRequest(k + ": given more than once")
+		}
+	}
+	return p, nil
+}
+
+// parseParamsNetURL is parseParams through url.ParseQuery: any query string.
+func parseParamsNetURL(raw string, known []string) (params, error) {
 	all, err := url.ParseQuery(raw)
 	if err != nil {
-		return nil, badRequest("query string: " + cut(err.Error(), 2*maxEcho))
+		return params{}, badRequest("query string: " + cut(err.Error(), 2*maxEcho))
 	}
-	p := params{}
-	for _, k := range known {
+	p := params{known: known}
+	for i, k := range known {
 		switch vs := all[k]; {
 		case len(vs) > 1:
-			return nil, badRequest(k + ": given more than once")
-		case len(vs) == 1 && vs[0] != "":
-			p[k] = vs[0]
+			return params{}, badRequest(k + ": given more than once")
+		case len(vs) == 1:
+			p.vals[i] = vs[0]
 		}
 	}
 	return p, nil
 }
 
 // board reads day, tz and region.
-func (p params) board(now time.Time) (board.Day, string, error) {
+func (p *params) board(now time.Time) (board.Day, string, error) {
 	loc := time.UTC
-	if tz, ok := p["tz"]; ok {
+	if tz, ok := p.get("tz"); ok {
 		var err error
 		if loc, err = topics.LoadZone(tz); err != nil {
 			return 0, "", badRequest("tz: unknown zone " + echo(tz))
 		}
 	}
 	day := board.DayOf(now, loc)
-	if v, ok := p["day"]; ok {
+	if v, ok := p.get("day"); ok {
 		var err error
 		if day, err = parseDay(v, now); err != nil {
 			return 0, "", err
 		}
 	}
-	region := p["region"]
+	region, _ := p.get("region")
 	if region != "" {
 		if err := topics.CheckRegion(region); err != nil {
 			return 0, "", invalid(err)
@@ -161,8 +214,8 @@ func parseDay(v string, now time.Time) (board.Day, error) {
 }
 
 // count reads a non-negative count: absent gives def, more than max gives max.
-func (p params) count(name string, def, max int) (int, error) {
-	v, ok := p[name]
+func (p *params) count(name string, def, max int) (int, error) {
+	v, ok := p.get(name)
 	if !ok {
 		return def, nil
 	}

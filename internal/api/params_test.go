@@ -2,6 +2,8 @@ package api
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"testing"
@@ -231,5 +233,44 @@ func FuzzParseHotQuery(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw string) {
 		q, err := parseHotQuery(raw)
 		checkParsed(t, firstDay, "", err, [2]int{q.K, MaxHotK})
+	})
+}
+
+// checkParamsAsNetURL checks that parseParams reads raw as url.ParseQuery does: the same
+// values of the known parameters, or the same error.
+func checkParamsAsNetURL(t *testing.T, raw string, known ...string) {
+	t.Helper()
+	got, err := parseParams(raw, known...)
+	want, wantErr := parseParamsNetURL(raw, known)
+	if fmt.Sprint(err) != fmt.Sprint(wantErr) || got.vals != want.vals {
+		t.Fatalf("parseParams(%q) = %q, %v; url.ParseQuery gives %q, %v", cut(raw, 200), got.vals, err, want.vals, wantErr)
+	}
+}
+
+// TestParseParamsAsNetURL: random query strings of the parameters' names, values, separators
+// and escapes, split in place or through url.ParseQuery, read the same.
+func TestParseParamsAsNetURL(t *testing.T) {
+	tokens := []string{"day", "tz", "region", "offset", "limit", "period", "scope", "x", "", "=", "=", "&", "&", "&&",
+		"20261130", "eu", "5", "a=b", "%41", "%zz", "+", ";", "%", "==", "&=", "lim", "it"}
+	known := []string{"day", "tz", "region", "offset", "limit", "period", "scope"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 50_000 {
+		var b strings.Builder
+		for range rng.IntN(12) {
+			b.WriteString(tokens[rng.IntN(len(tokens))])
+		}
+		checkParamsAsNetURL(t, b.String(), known[:1+rng.IntN(len(known))]...)
+	}
+	for _, raw := range []string{many(maxPlainParams), many(maxPlainParams + 1), many(10_000) + "&limit=1", many(10_001)} {
+		checkParamsAsNetURL(t, raw, "limit", "a")
+	}
+}
+
+func FuzzParseParamsAsNetURL(f *testing.F) {
+	for _, s := range []string{"", "day=20261130&region=eu&offset=5&limit=7", "limit=1&limit=", "limit&offset=1", "=1&&limit=2", "a;b", "%zz", "limit=a+b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		checkParamsAsNetURL(t, raw, "day", "tz", "region", "offset", "limit")
 	})
 }

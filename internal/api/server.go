@@ -37,6 +37,7 @@ type Server struct {
 	pages   *coalescer[topPage] // the page reads in flight, shared by identical ones
 	good    *lastGood           // the last good answers, for a Redis outage
 	timeout time.Duration
+	fastCtx deadlines // the fasthttp requests' deadlines (of timeout)
 	errLog  obs.LogLimiter
 	boards  map[string]*board.Board // WithBoards
 }
@@ -81,6 +82,7 @@ func New(store *rsredis.Reader, log *slog.Logger, opts ...Option) *Server {
 	for _, o := range opts {
 		o(s)
 	}
+	s.fastCtx.timeout = s.timeout
 	s.mux = obs.Mux(func(ctx context.Context) error {
 		if s.ready != nil {
 			if err := s.ready(); err != nil {
@@ -148,8 +150,10 @@ func (s *Server) route(pattern string, h endpoint) *route {
 		if uri == "" { // a request built in the process, not read from a client
 			uri = r.URL.RequestURI()
 		}
-		code, v := s.answer(r.Context(), rt.h, request{board: r.PathValue("board"), member: r.PathValue("member"), user: r.PathValue("user"),
+		ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
+		code, v := s.answer(r.Context(), ctx, rt.h, request{board: r.PathValue("board"), member: r.PathValue("member"), user: r.PathValue("user"),
 			query: r.URL.RawQuery}, uri, r.URL.Path)
+		cancel()
 		if a, ok := v.(jsonAppender); ok {
 			writeJSON(w, code, a)
 		} else {
@@ -163,17 +167,16 @@ func (s *Server) route(pattern string, h endpoint) *route {
 	return rt
 }
 
-// answer runs h with a deadline for its Redis calls and returns the status and the value to
-// write as JSON (a jsonAppender, or a value for encoding/json; a 503 also gets Retry-After).
-// Errors that are not an *apiError are Redis failures: the last good answer of the same
-// request URI, marked stale, if the server holds one (a successful answer is kept as such),
-// else 503 with a short reason, logged at most once a second. parent ends when the client
-// goes away (net/http; never on fasthttp, where the deadline alone bounds the work).
-func (s *Server) answer(parent context.Context, h endpoint, r request, uri, path string) (int, any) {
+// answer runs h with ctx, the deadline of its Redis calls (s.timeout, ending sooner if parent
+// does), and returns the status and the value to write as JSON (a jsonAppender, or a value
+// for encoding/json; a 503 also gets Retry-After). Errors that are not an *apiError are Redis
+// failures: the last good answer of the same request URI, marked stale, if the server holds
+// one (a successful answer is kept as such), else 503 with a short reason, logged at most
+// once a second. parent ends when the client goes away (net/http; never on fasthttp, where
+// the deadline alone bounds the work).
+func (s *Server) answer(parent, ctx context.Context, h endpoint, r request, uri, path string) (int, any) {
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(parent, s.timeout)
 	v, err := h(ctx, r)
-	cancel()
 	var ae *apiError
 	if err != nil && !errors.As(err, &ae) && parent.Err() == nil {
 		if old, ok := s.good.get(uri, time.Now()); ok {
