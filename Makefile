@@ -103,6 +103,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeStepReport$$' -fuzztime $(FUZZ_EXECS) ./topics/
 	$(GO) test -run '^$$' -fuzz '^FuzzStepReportScanMatchesDecoder$$' -fuzztime $(FUZZ_EXECS) ./topics/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeSearchQuery$$' -fuzztime $(FUZZ_EXECS) ./topics/
+	$(GO) test -run '^$$' -fuzz '^FuzzSearchQueryScanMatchesDecoder$$' -fuzztime $(FUZZ_EXECS) ./topics/
+	$(GO) test -run '^$$' -fuzz '^FuzzSmallIntMatchesParseInt$$' -fuzztime $(FUZZ_EXECS) ./topics/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeScoreOp$$' -fuzztime $(FUZZ_EXECS) ./topics/
 	$(GO) test -run '^$$' -fuzz '^FuzzDeadLetter$$' -fuzztime $(FUZZ_EXECS) ./topics/
 	$(GO) test -run '^$$' -fuzz '^FuzzTimestamp$$' -fuzztime $(FUZZ_EXECS) ./topics/
@@ -113,6 +115,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseHotQuery$$' -fuzztime $(FUZZ_EXECS) ./internal/api/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseScoreBoardQuery$$' -fuzztime $(FUZZ_EXECS) ./internal/api/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseScoreMemberQuery$$' -fuzztime $(FUZZ_EXECS) ./internal/api/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseParamsAsNetURL$$' -fuzztime $(FUZZ_EXECS) ./internal/api/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeLoopRecord$$' -fuzztime $(FUZZ_EXECS) ./topics/
 	$(GO) test -run '^$$' -fuzz '^FuzzMergeCodecs$$' -fuzztime $(FUZZ_EXECS) ./processors/hotmerge/
 
