@@ -19,29 +19,33 @@ import (
 // holds no Go pointer per key, so that the collector neither scans nor frees anything per
 // record and a key costs no map entry, string or slice header of its own:
 //
-//   - slab holds the records one after the other, each its key's length times two plus one
-//     if the record is dead and its value's length (uvarints), the key and the value. Only
-//     that dead bit changes once a record is written: a Set of a key appends a new record and
-//     marks the old one dead, so a value Get returned never changes (goka decodes it after
-//     the lock is released, and a view reads it from another goroutine).
+//   - chunks hold the records one after the other, each its key's length times two plus one
+//     if the record is dead and its value's length (uvarints), the key and the value. A
+//     record lies in one chunk; a chunk is never reallocated (records go to a new chunk once
+//     the last one is full), so the table allocates what it stores once instead of copying
+//     one growing slab, and only a record's dead bit changes once it is written: a Set of a
+//     key appends a new record and marks the old one dead, so a value Get returned never
+//     changes (goka decodes it after the lock is released, and a view reads it from another
+//     goroutine).
 //   - index is an open-addressing hash table (linear probing, at most 3/4 full) of slots:
-//     0 is empty, else the record's offset in slab plus one (low 40 bits) and the top 24
-//     bits of the key's hash, which rule out most other keys without reading slab. A key
-//     belongs in the slot the top bits of its hash name, so that up to 2^24 slots a slot
-//     tells where it belongs, and growing the index reads no key.
+//     0 is empty, else the record's place plus one (low 40 bits: its chunk, then its offset
+//     in the chunk) and the top 24 bits of the key's hash, which rule out most other keys
+//     without reading a chunk. A key belongs in the slot the top bits of its hash name, so
+//     that up to 2^24 slots a slot tells where it belongs, and growing the index reads no key.
 //
-// Once the dead records make up a quarter of slab, compact copies the live ones, in slab
-// order, into a new slab (values handed out keep the old one alive until they are dropped),
-// so the table holds at most a third more than its live records, and a Set pays for about
-// four records copied in return.
+// Once the dead records make up a quarter of the records' bytes, compact copies the live ones,
+// in order, into new chunks (values handed out keep their old chunks alive until they are
+// dropped), so the table holds at most a third more than its live records, and a Set pays for
+// about four records copied in return.
 type memStore struct {
 	mu     sync.RWMutex
 	seed   maphash.Seed
-	slab   []byte
+	chunks [][]byte
 	index  []uint64
 	shift  int // 64 minus the bits of an index position: a hash's top bits name its slot
 	keys   int // live records
-	dead   int // bytes of slab in dead records
+	size   int // bytes of records in chunks, live and dead
+	dead   int // bytes of dead records
 	offset int64
 	hasOff bool
 }
@@ -49,14 +53,23 @@ type memStore struct {
 const (
 	slotRefBits = 40
 	slotRefMask = 1<<slotRefBits - 1
+	// chunkBits are the bits of a record's offset in its chunk in a slot's place: a chunk
+	// takes up to 2^chunkBits bytes of records (64 KiB; a larger record takes a chunk of its
+	// own, at offset 0), and a partition up to 2^(40-chunkBits) chunks.
+	chunkBits = 16
+	chunkSize = 1 << chunkBits
+	maxChunks = 1 << (slotRefBits - chunkBits)
+	// minChunk is the size of a table's first chunk; each new chunk is as large as the
+	// records so far, up to chunkSize, so that a small table stays small.
+	minChunk = 512
 	// minIndex is the slots of an empty table's index.
 	minIndex = 64
-	// minCompact is the dead bytes below which a slab is never compacted: a small table
-	// would copy itself over and over for little.
+	// minCompact is the dead bytes below which the records are never compacted: a small
+	// table would copy itself over and over for little.
 	minCompact = 64 << 10
 )
 
-// errSlabFull: a partition's records do not fit the 40 bits of a slot's offset (1 TiB).
+// errSlabFull: a partition's records do not fit the 40 bits of a slot's place (about 1 TiB).
 var errSlabFull = errors.New("kafka: in-memory table: a partition holds 1 TiB of records")
 
 func memoryBuilder() storage.Builder {
@@ -73,16 +86,28 @@ func (m *memStore) Open() error          { return nil }
 func (m *memStore) Close() error         { return nil }
 func (m *memStore) MarkRecovered() error { return nil }
 
-// record returns the key and the value of the record at off in slab, and where it ends. The
-// value's capacity ends with it, so that appending to it cannot write into slab.
-func record(slab []byte, off int) (key, value []byte, end int) {
-	kl, n1 := binary.Uvarint(slab[off:])
+// record returns the key and the value of the record at off in chunk, and where it ends. The
+// value's capacity ends with it, so that appending to it cannot write into the chunk.
+func record(chunk []byte, off int) (key, value []byte, end int) {
+	kl, n1 := binary.Uvarint(chunk[off:])
 	kl >>= 1 // the dead bit
-	vl, n2 := binary.Uvarint(slab[off+n1:])
+	vl, n2 := binary.Uvarint(chunk[off+n1:])
 	k := off + n1 + n2
 	v := k + int(kl)
 	end = v + int(vl)
-	return slab[k:v], slab[v:end:end], end
+	return chunk[k:v], chunk[v:end:end], end
+}
+
+// place returns the chunk and the offset of the record of slot s.
+func (m *memStore) place(s uint64) (chunk []byte, off int) {
+	p := s&slotRefMask - 1
+	return m.chunks[p>>chunkBits], int(p & (chunkSize - 1))
+}
+
+// slotRecord returns the key and the value of the record of slot s.
+func (m *memStore) slotRecord(s uint64) (key, value []byte) {
+	k, v, _ := record(m.place(s))
+	return k, v
 }
 
 // find returns the slot of key (hash h) in the index, and whether it holds key; if not, the
@@ -96,7 +121,7 @@ func (m *memStore) find(key string, h uint64) (int, bool) {
 			return i, false
 		}
 		if s>>slotRefBits == tag {
-			if k, _, _ := record(m.slab, int(s&slotRefMask)-1); string(k) == key {
+			if k, _ := m.slotRecord(s); string(k) == key {
 				return i, true
 			}
 		}
@@ -109,7 +134,7 @@ func (m *memStore) home(s uint64) int {
 	if m.shift >= slotRefBits {
 		return int(s >> m.shift)
 	}
-	k, _, _ := record(m.slab, int(s&slotRefMask)-1)
+	k, _ := m.slotRecord(s)
 	return int(maphash.Bytes(m.seed, k) >> m.shift)
 }
 
@@ -133,7 +158,7 @@ func (m *memStore) Get(key string) ([]byte, error) {
 	if !ok {
 		return nil, nil
 	}
-	_, v, _ := record(m.slab, int(m.index[i]&slotRefMask)-1)
+	_, v := m.slotRecord(m.index[i])
 	return v, nil
 }
 
@@ -141,34 +166,62 @@ func (m *memStore) Get(key string) ([]byte, error) {
 func (m *memStore) Set(key string, value []byte) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	off := len(m.slab)
-	if off+2*binary.MaxVarintLen64+len(key)+len(value) >= slotRefMask {
-		return errSlabFull
-	}
 	h := maphash.String(m.seed, key)
 	i, ok := m.find(key, h)
 	if ok {
-		old := int(m.index[i]&slotRefMask) - 1
-		_, v, end := record(m.slab, old)
-		if bytes.Equal(v, value) {
+		chunk, off := m.place(m.index[i])
+		if _, v, _ := record(chunk, off); bytes.Equal(v, value) {
 			return nil
 		}
-		m.slab[old] |= 1
-		m.dead += end - old
-	} else if (m.keys+1)*4 > len(m.index)*3 {
-		m.resize(len(m.index) * 2)
-		i, _ = m.find(key, h)
 	}
-	if !ok {
+	n := varintLen(uint64(len(key))<<1) + varintLen(uint64(len(value))) + len(key) + len(value)
+	place, err := m.reserve(n, min(chunkSize, max(minChunk, m.size))) // a small table stays small
+	if err != nil {
+		return err
+	}
+	last := &m.chunks[len(m.chunks)-1]
+	*last = binary.AppendUvarint(*last, uint64(len(key))<<1)
+	*last = binary.AppendUvarint(*last, uint64(len(value)))
+	*last = append(append(*last, key...), value...)
+	if ok {
+		m.kill(m.index[i])
+	} else {
+		if (m.keys+1)*4 > len(m.index)*3 {
+			m.resize(len(m.index) * 2)
+			i, _ = m.find(key, h)
+		}
 		m.keys++
 	}
-	m.slab = binary.AppendUvarint(m.slab, uint64(len(key))<<1)
-	m.slab = binary.AppendUvarint(m.slab, uint64(len(value)))
-	m.slab = append(m.slab, key...)
-	m.slab = append(m.slab, value...)
-	m.index[i] = h>>slotRefBits<<slotRefBits | uint64(off+1)
+	m.index[i] = h>>slotRefBits<<slotRefBits | place
 	m.compactIfWasteful()
 	return nil
+}
+
+// reserve makes room for a record of n bytes at the end of the last chunk, in a new chunk of
+// size bytes (n if more) if it does not fit there, and returns the record's place plus one (a
+// slot's low bits); the caller appends the record to the last chunk.
+func (m *memStore) reserve(n, size int) (uint64, error) {
+	last := len(m.chunks) - 1
+	if last < 0 || cap(m.chunks[last])-len(m.chunks[last]) < n {
+		if len(m.chunks) == maxChunks {
+			return 0, errSlabFull
+		}
+		m.chunks = append(m.chunks, make([]byte, 0, max(n, size)))
+		last++
+	}
+	m.size += n
+	return uint64(last)<<chunkBits | uint64(len(m.chunks[last])) + 1, nil
+}
+
+// varintLen is the length of x as a uvarint.
+func varintLen(x uint64) int { return (bits.Len64(x|1) + 6) / 7 }
+
+// kill marks the record of slot s dead.
+func (m *memStore) kill(s uint64) {
+	chunk, off := m.place(s)
+	_, _, end := record(chunk, off)
+	chunk[off] |= 1
+	m.dead += end - off
 }
 
 func (m *memStore) Delete(key string) error {
@@ -178,10 +231,7 @@ func (m *memStore) Delete(key string) error {
 	if !ok {
 		return nil
 	}
-	off := int(m.index[i]&slotRefMask) - 1
-	_, _, end := record(m.slab, off)
-	m.slab[off] |= 1
-	m.dead += end - off
+	m.kill(m.index[i])
 	m.keys--
 	// Backward-shift deletion: move up every following record of the run that may sit in
 	// the freed slot, so that no probe stops early at a hole.
@@ -193,8 +243,8 @@ func (m *memStore) Delete(key string) error {
 		}
 	}
 	m.index[i] = 0
-	if m.keys == 0 { // nothing live: start over, the dead records with the old slab
-		m.slab, m.dead = nil, 0
+	if m.keys == 0 { // nothing live: start over, the dead records with the old chunks
+		m.chunks, m.size, m.dead = nil, 0, 0
 		clear(m.index)
 		return nil
 	}
@@ -218,29 +268,37 @@ func (m *memStore) resize(n int) {
 	}
 }
 
-// compactIfWasteful copies the live records into a new slab once the dead ones make up a
-// quarter of it, leaving a third of the live bytes free for the Sets to come. It reads slab
-// in order, which costs a look-up in the index per live record but no random read of slab.
+// compactIfWasteful copies the live records into new chunks once the dead ones make up a
+// quarter of the records' bytes. It reads the chunks in order, which costs a look-up in the
+// index per live record but no random read of a chunk. The look-up finds the slot naming the
+// record's old place among slots of which some name new places already; none of those is the
+// place of a record still to be moved, because no record's new place passes its old one: the
+// live records are packed in order into chunks of chunkSize, at least as large as any old
+// chunk (but a record's own), so each lands in a chunk no later than its old one, and in the
+// same chunk only after records of that chunk that came before it.
 func (m *memStore) compactIfWasteful() {
-	if m.dead < minCompact || m.dead*4 < len(m.slab) {
+	if m.dead < minCompact || m.dead*4 < m.size {
 		return
 	}
-	live := len(m.slab) - m.dead
-	slab := make([]byte, 0, live+live/3)
+	old := m.chunks
+	m.chunks, m.size, m.dead = make([][]byte, 0, len(old)), 0, 0
 	mask := len(m.index) - 1
-	for off := 0; off < len(m.slab); {
-		k, _, end := record(m.slab, off)
-		if m.slab[off]&1 == 0 {
-			i := int(maphash.Bytes(m.seed, k) >> m.shift)
-			for int(m.index[i]&slotRefMask) != off+1 {
-				i = (i + 1) & mask
+	for c, chunk := range old {
+		for off := 0; off < len(chunk); {
+			k, _, end := record(chunk, off)
+			if chunk[off]&1 == 0 {
+				i := int(maphash.Bytes(m.seed, k) >> m.shift)
+				for at := uint64(c)<<chunkBits | uint64(off) + 1; m.index[i]&slotRefMask != at; {
+					i = (i + 1) & mask
+				}
+				place, _ := m.reserve(end-off, chunkSize) // never full: it holds less than before
+				last := &m.chunks[len(m.chunks)-1]
+				*last = append(*last, chunk[off:end]...)
+				m.index[i] = m.index[i]&^slotRefMask | place
 			}
-			m.index[i] = m.index[i]&^slotRefMask | uint64(len(slab)+1)
-			slab = append(slab, m.slab[off:end]...)
+			off = end
 		}
-		off = end
 	}
-	m.slab, m.dead = slab, 0
 }
 
 func (m *memStore) GetOffset(def int64) (int64, error) {
@@ -274,7 +332,7 @@ func (m *memStore) IteratorWithRange(start, limit []byte) (storage.Iterator, err
 		if s == 0 {
 			continue
 		}
-		k, v, _ := record(m.slab, int(s&slotRefMask)-1)
+		k, v := m.slotRecord(s)
 		if (start == nil || string(k) >= string(start)) && (limit == nil || string(k) < string(limit)) {
 			recs = append(recs, kv{string(k), v})
 		}

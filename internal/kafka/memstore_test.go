@@ -65,7 +65,7 @@ type memOp struct {
 
 // TestMemStoreScripts runs scripts of Sets and Deletes, each checked against a map after
 // every step: extreme keys and values, overwrites with bigger and smaller values, deletes of
-// keys in a probe run, and enough overwrites to compact the slab many times.
+// keys in a probe run, and enough overwrites to compact the records many times.
 func TestMemStoreScripts(t *testing.T) {
 	huge := bytes.Repeat([]byte("h"), 3<<20)
 	set := func(k, v string) memOp { return memOp{key: k, value: []byte(v)} }
@@ -120,8 +120,8 @@ func TestMemStoreScripts(t *testing.T) {
 	}
 }
 
-// checkMemStore checks that m holds exactly want, and that its slab wastes at most a quarter
-// (beyond the bytes it may always leave).
+// checkMemStore checks that m holds exactly want, that its dead records make up at most a
+// quarter of its records (beyond the bytes it may always leave), and its chunks (checkChunks).
 func checkMemStore(t *testing.T, m *memStore, want map[string][]byte) {
 	t.Helper()
 	if m.keys != len(want) {
@@ -144,9 +144,10 @@ func checkMemStore(t *testing.T, m *memStore, want map[string][]byte) {
 			t.Fatalf("missing key %q is there", k)
 		}
 	}
-	if m.dead >= minCompact && m.dead*4 > len(m.slab) {
-		t.Fatalf("%d dead bytes in a slab of %d", m.dead, len(m.slab))
+	if m.dead >= minCompact && m.dead*4 > m.size {
+		t.Fatalf("%d dead bytes in records of %d", m.dead, m.size)
 	}
+	checkChunks(t, m)
 	it, _ := m.Iterator()
 	var keys []string
 	for it.Next() {
@@ -158,6 +159,68 @@ func checkMemStore(t *testing.T, m *memStore, want map[string][]byte) {
 	}
 	if !slices.Equal(keys, slices.Sorted(maps.Keys(want))) {
 		t.Fatalf("iterator: %d keys, want %d sorted", len(keys), len(want))
+	}
+}
+
+// checkChunks checks m's chunks against its counts: each chunk is a run of whole records
+// within its capacity, of at most chunkSize bytes unless it holds one record; the records'
+// bytes, the dead ones' and the live records add up to size, dead and keys, and every live
+// record is the one its key's slot names.
+func checkChunks(t *testing.T, m *memStore) {
+	t.Helper()
+	size, dead, live := 0, 0, 0
+	for c, chunk := range m.chunks {
+		if cap(chunk) > chunkSize {
+			if _, _, end := record(chunk, 0); end != len(chunk) || cap(chunk) != len(chunk) {
+				t.Fatalf("chunk %d of capacity %d holds more than one record", c, cap(chunk))
+			}
+		}
+		for off := 0; off < len(chunk); {
+			k, _, end := record(chunk, off)
+			if end > len(chunk) {
+				t.Fatalf("chunk %d: the record at %d ends at %d, past the chunk's %d bytes", c, off, end, len(chunk))
+			}
+			if chunk[off]&1 != 0 {
+				dead += end - off
+			} else {
+				live++
+				i, ok := m.find(string(k), maphash.Bytes(m.seed, k))
+				if want := uint64(c)<<chunkBits | uint64(off) + 1; !ok || m.index[i]&slotRefMask != want {
+					t.Fatalf("chunk %d: the live record of %.20q at %d is not its slot's (%v)", c, k, off, ok)
+				}
+			}
+			size += end - off
+			off = end
+		}
+	}
+	if size != m.size || dead != m.dead || live != m.keys {
+		t.Fatalf("chunks hold %d bytes, %d dead, %d live records; the store counts %d, %d, %d", size, dead, live, m.size, m.dead, m.keys)
+	}
+}
+
+// TestMemStoreCompactionFromSmallChunks compacts tables whose first chunks are small, under
+// 30 seeds (the hashes decide which slots a compaction's look-ups pass): compact must find
+// every live record's slot while the slots of the records moved before it name new places.
+func TestMemStoreCompactionFromSmallChunks(t *testing.T) {
+	for range 30 {
+		m := newMemStore()
+		want := map[string][]byte{}
+		compactions := 0
+		for i := range 3_000 {
+			k, v := fmt.Sprint("k", i%150), bytes.Repeat([]byte{byte(i)}, i*7%2048)
+			size := m.size
+			if err := m.Set(k, v); err != nil {
+				t.Fatal(err)
+			}
+			want[k] = v
+			if m.size < size {
+				compactions++
+				checkMemStore(t, m, want)
+			}
+		}
+		if compactions == 0 {
+			t.Fatal("no compaction: the test tests nothing")
+		}
 	}
 }
 
@@ -183,7 +246,7 @@ func TestMemStoreValuesStay(t *testing.T) {
 	compactions := 0
 	for round := range 200 {
 		for i := range 1000 {
-			if slab := len(m.slab); m.Set(strconv.Itoa(i), bytes.Repeat([]byte{byte(round)}, i%50)) != nil || len(m.slab) < slab {
+			if size := m.size; m.Set(strconv.Itoa(i), bytes.Repeat([]byte{byte(round)}, i%50)) != nil || m.size < size {
 				compactions++
 			}
 		}
@@ -264,7 +327,7 @@ func TestMemStoreSlotTellsItsHome(t *testing.T) {
 			if s == 0 {
 				continue
 			}
-			k, _, _ := record(m.slab, int(s&slotRefMask)-1)
+			k, _ := m.slotRecord(s)
 			if got, want := m.home(s), int(maphash.Bytes(m.seed, k)>>m.shift); got != want {
 				t.Fatalf("%d slots: the slot of %q names slot %d, its hash %d", len(m.index), k, got, want)
 			}
@@ -274,7 +337,7 @@ func TestMemStoreSlotTellsItsHome(t *testing.T) {
 
 // BenchmarkMemStoreFill fills an empty store with 25k keys, a partition of the steps slice's
 // 200k users (or of a table recovered from its changelog), each set twice with a value a few
-// bytes longer the second time: the index grows from 64 slots to 32k and the slab from
+// bytes longer the second time: the index grows from 64 slots to 32k and the chunks from
 // nothing. An op is one whole fill.
 func BenchmarkMemStoreFill(b *testing.B) {
 	const users = 25_000

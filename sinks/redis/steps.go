@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -178,10 +179,11 @@ func (w *StepsWriter) Err() error { return w.q.err() }
 // stepsRoom is what a flush builds, kept from one flush to the next with its capacity (write
 // runs in Run's goroutine only, and a retry builds it again).
 type stepsRoom struct {
-	text    []byte     // the flush's step keys, steps and scores, one after the other
-	rows    []stepsRow // per user-day, in the batch's order
-	strs    []string   // per row its key, member, steps and score: slices of text made a string
-	args    []any      // the setMax calls' arguments, one call after the other
+	text    []byte      // the flush's step keys, steps and scores, one after the other
+	rows    []stepsRow  // per user-day, in the batch's order
+	strs    []string    // per row its key, member, steps and score: slices of text made a string
+	args    []any       // the setMax calls' arguments, one call after the other
+	ranked  []rankedRow // the rows ranked on boards, by score once sorted
 	days    []stepsDay
 	boards  []stepsBoard
 	boardAt map[boardRef]int // into boards
@@ -189,6 +191,15 @@ type stepsRoom struct {
 	groupAt                map[int]int
 	sizes, keyGroup, order []int
 	groups                 [][]int
+}
+
+// rankedRow is a row ranked on its boards, with its score: a board's members go to its ZADD
+// by score, so that redis-server inserts each one next to where it inserted the one before
+// (a flush's members in the batch's order cost it about 1.4 times the CPU of sorted ones, on
+// a board of 200k members).
+type rankedRow struct {
+	score float64
+	row   int
 }
 
 type boardRef struct {
@@ -269,6 +280,7 @@ func (r *stepsRoom) reset() {
 	r.strs = r.strs[:0]
 	clear(r.args)
 	r.args = r.args[:0]
+	r.ranked = r.ranked[:0]
 	r.days = r.days[:0]
 	for i := range r.boards {
 		clear(r.boards[i].args)
@@ -278,11 +290,10 @@ func (r *stepsRoom) reset() {
 }
 
 // write sends one pipeline: set-if-greater of the step keys (setMax, many keys of one day a
-// call); per board one ZADD GT of all its members and one EXPIREAT; ZREM for regions users
-// left. It reads the batch once, in memory order, writing every key and number as text into
-// one buffer; the commands' arguments are pointers to strings of that text (a user's board
-// member is its step key's tail), so that go-redis reads them in order too and a user-day
-// costs no allocation.
+// call); per board one ZADD GT of all its members, by score, and one EXPIREAT; ZREM for
+// regions users left. It reads the batch once, in memory order, writing every key and number
+// as text into one buffer; the commands' arguments are pointers to strings of that text (a
+// user's board member is its step key's tail), so that a user-day costs no allocation.
 func (w *StepsWriter) write(ctx context.Context, b *asyncBatch[userDay, pendingDay]) error {
 	if len(b.items) == 0 {
 		return nil
@@ -307,6 +318,7 @@ func (w *StepsWriter) write(ctx context.Context, b *asyncBatch[userDay, pendingD
 			w.opts.Logger.Error("redis sink: cannot rank update", "user", u.User, "day", u.Day, "err", err)
 		} else {
 			r.text = strconv.AppendInt(r.text, int64(score), 10)
+			r.ranked = append(r.ranked, rankedRow{score, len(r.rows)})
 			if d.global < 0 {
 				d.global = r.boardIndex(boardRef{"", u.Day}, d.expiry)
 			}
@@ -332,12 +344,10 @@ func (w *StepsWriter) write(ctx context.Context, b *asyncBatch[userDay, pendingD
 	}
 	// r.strs is complete: pointers into it stay valid until the pipeline ran.
 	pipe := w.rdb.Pipeline()
-	for i := range r.rows {
-		row := &r.rows[i]
-		if row.score == row.steps {
-			continue // its step key only
-		}
-		member, score := &r.strs[4*i+1], &r.strs[4*i+3]
+	slices.SortFunc(r.ranked, func(a, b rankedRow) int { return cmp.Compare(a.score, b.score) })
+	for _, rk := range r.ranked {
+		row := &r.rows[rk.row]
+		member, score := &r.strs[4*rk.row+1], &r.strs[4*rk.row+3]
 		g := &r.boards[row.global]
 		g.args = append(g.args, score, member)
 		if row.region >= 0 {
