@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/IBM/sarama"
 	"github.com/lovoo/goka"
@@ -142,17 +141,15 @@ func (c Config) batchBytes() func(topic string) int32 {
 	}
 }
 
-// emitted is a record in flight with goka's promise of it, from emittedPool and back there
-// once delivered (the emit that allocated it was 15% of the steps slice's allocated bytes).
-// It is also the record's Context (a context that is never done), which is how delivered
-// finds the promise without a closure per record.
+// emitted is a record in flight with goka's promise of it. It is also the record's Context
+// (a context that is never done), which is how delivered finds the promise without a closure
+// per record.
 type emitted struct {
 	context.Context
 	rec    kgo.Record
 	finish goka.PromiseFinisher
+	msg    sarama.ProducerMessage // what the promise reports on success: topic, partition, offset
 }
-
-var emittedPool = sync.Pool{New: func() any { return new(emitted) }}
 
 // Emit sends value under key to topic; the promise finishes once the brokers acknowledged it
 // or it failed. It blocks while the client holds its limit of buffered bytes.
@@ -163,10 +160,8 @@ func (p *producer) Emit(topic string, key string, value []byte) *goka.Promise {
 // EmitWithHeaders is Emit with record headers.
 func (p *producer) EmitWithHeaders(topic string, key string, value []byte, headers goka.Headers) *goka.Promise {
 	promise, finish := goka.NewPromiseWithFinisher()
-	e := emittedPool.Get().(*emitted)
-	e.Context, e.finish = context.Background(), finish
-	// The record's key shares key's memory: the client only reads it.
-	e.rec = kgo.Record{Topic: topic, Key: unsafe.Slice(unsafe.StringData(key), len(key)), Value: value, Context: e}
+	e := &emitted{Context: context.Background(), finish: finish}
+	e.rec = kgo.Record{Topic: topic, Key: []byte(key), Value: value, Context: e}
 	if len(headers) > 0 {
 		e.rec.Headers = make([]kgo.RecordHeader, 0, len(headers))
 		for k, v := range headers {
@@ -178,26 +173,21 @@ func (p *producer) EmitWithHeaders(topic string, key string, value []byte, heade
 }
 
 // delivered finishes a record's promise; franz-go calls it once per record, in order within
-// a partition, and is done with the record then, so its emitted goes back to the pool. The
-// promise gets a message of its own: goka may read it after this returns (a callback added
-// to a finished promise).
+// a partition.
 func (p *producer) delivered(r *kgo.Record, err error) {
 	e := r.Context.(*emitted)
-	finish := e.finish
-	topic, partition, offset := r.Topic, r.Partition, r.Offset
-	*e = emitted{}
-	emittedPool.Put(e)
 	if err != nil {
 		p.failed.Log(context.Background(), p.log, slog.LevelWarn, "produce failed",
-			"topic", topic, "partition", partition, "err", err)
-		finish(nil, fmt.Errorf("kafka: produce to %s/%d: %w", topic, partition, err))
+			"topic", r.Topic, "partition", r.Partition, "err", err)
+		e.finish(nil, fmt.Errorf("kafka: produce to %s/%d: %w", r.Topic, r.Partition, err))
 		return
 	}
-	if offset < 0 { // franz-go's "unknown": goka then leaves the table's offset as it is
-		finish(nil, nil)
+	if r.Offset < 0 { // franz-go's "unknown": goka then leaves the table's offset as it is
+		e.finish(nil, nil)
 		return
 	}
-	finish(&sarama.ProducerMessage{Topic: topic, Partition: partition, Offset: offset}, nil)
+	e.msg = sarama.ProducerMessage{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}
+	e.finish(&e.msg, nil)
 }
 
 // Close waits until every record emitted so far is acknowledged or failed (at most
