@@ -309,11 +309,7 @@ func userDayOf(t *testing.T, r e2e.Record) (string, int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loc, err := time.LoadLocation(v.TZ)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e2e.DayOf(ts, loc) + "/" + v.UserID, v.Steps
+	return e2e.DayOf(ts, zone(v.TZ)) + "/" + v.UserID, v.Steps
 }
 
 // mismatchesBelow counts the step keys whose value in Redis is below the truth (missing
