@@ -17,7 +17,7 @@ import (
 )
 
 // Backoff bounds of Supervisor restarts: the first restart waits about MinRestartDelay, each
-// one after a failed attempt twice as long, up to about MaxRestartDelay (RestartBackoff). An
+// one after a failed attempt twice as long, up to about MaxRestartDelay (restartBackoff). An
 // attempt that ran healthy for a StableAfter starts the next series from MinRestartDelay again.
 const (
 	MinRestartDelay = time.Second
@@ -147,7 +147,7 @@ func (s *Supervisor) Run(ctx context.Context, name string, run func(context.Cont
 	log := s.log.With("unit", name)
 	up := obs.ProcessorUp.WithLabelValues(name)
 	restarts := obs.ProcessorRestarts.WithLabelValues(name)
-	wait := RestartBackoff()
+	wait := restartBackoff()
 	for attempt := 1; ; attempt++ {
 		u.set(true, nil)
 		up.Set(1)
@@ -182,9 +182,9 @@ func (s *Supervisor) Run(ctx context.Context, name string, run func(context.Cont
 	}
 }
 
-// RestartBackoff is the backoff of restarts (and of any retry at their pace): from about
-// MinRestartDelay, doubling up to about MaxRestartDelay.
-func RestartBackoff() *backoff.Backoff { return backoff.New(MinRestartDelay, MaxRestartDelay) }
+// restartBackoff is the backoff of restarts: from about MinRestartDelay, doubling up to about
+// MaxRestartDelay.
+func restartBackoff() *backoff.Backoff { return backoff.New(MinRestartDelay, MaxRestartDelay) }
 
 // Ready returns nil when every unit runs with its processors in goka's running state, else why
 // not.
