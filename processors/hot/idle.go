@@ -25,6 +25,9 @@ import (
 // offsets (three listings a second per process: end, start and committed offsets).
 const idleEvery = time.Second
 
+// idleProduceTimeout bounds the wait for the idle markers sent outside a session.
+const idleProduceTimeout = 10 * time.Second
+
 // idleStreak is what the watcher knows of one input partition it owns: since when it has had
 // nothing left to read at its position.
 type idleStreak struct {
@@ -154,6 +157,9 @@ func (p *processor) sendIdle(ctx context.Context, buf *loopBuffer, part int32, p
 		return sent
 	}
 	recs := markerRecords(p.loop, p.markerKeys, topics.HotLoopRecord{Kind: topics.HotLoopIdle, Partition: part, Offset: pos})
+	// Bounded: a new session of the partition waits for it (in.mu), and the next reading tries again.
+	ctx, cancel := context.WithTimeout(ctx, idleProduceTimeout)
+	defer cancel()
 	if err := p.io.produce(ctx, recs...); err != nil {
 		p.cfg.Log.Warn("hot: idle marker", "partition", part, "err", err)
 		return false

@@ -1,9 +1,15 @@
 package hot
 
 import (
+	"context"
+	"log/slog"
+	"maps"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/lovoo/goka"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rankstream/rankstream/topics"
 )
@@ -115,5 +121,59 @@ func testWaitFor(t *testing.T, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatal("timed out")
 		}
+	}
+}
+
+// idleStore is a fakeStore with the input's offsets and committed offsets given, which keeps
+// what is produced synchronously (the idle markers sent outside a session).
+type idleStore struct {
+	fakeStore
+	starts, ends, commits map[int32]int64
+	produced              []*kgo.Record
+}
+
+func (s *idleStore) offsets(context.Context, string) (map[int32]int64, map[int32]int64, error) {
+	return s.starts, s.ends, nil
+}
+func (s *idleStore) committed(context.Context, string, string) (map[int32]int64, error) {
+	return s.commits, nil
+}
+func (s *idleStore) produce(_ context.Context, recs ...*kgo.Record) error {
+	s.produced = append(s.produced, recs...)
+	return nil
+}
+
+// TestIdleTickWithoutSession: with no record routed in its session, an owned input partition
+// is judged at the offset goka starts from (committed, or the log start): one with everything
+// committed, and one that never had a record, get their idle markers (once), one with records
+// after its committed offset (not yet read: its consumer lags) or not owned gets none.
+func TestIdleTickWithoutSession(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Partitions, cfg.Idle, cfg.Log = 4, time.Nanosecond, slog.New(slog.DiscardHandler)
+	store := &idleStore{
+		starts:  map[int32]int64{0: 0, 1: 0, 2: 5, 3: 0},
+		ends:    map[int32]int64{0: 10, 1: 10, 2: 5, 3: 7},
+		commits: map[int32]int64{0: 10, 1: 4},
+	}
+	p := newProcessor(cfg, store)
+	p.owned.set(goka.Assignment{0: -1, 1: -1, 2: -1})
+	parts, _ := p.owned.get()
+	streaks := map[int32]idleStreak{}
+	for range 3 {
+		if err := p.idleTick(t.Context(), parts, streaks); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	idle := map[int32]int64{} // input partition → offset, each sent to every loop partition once
+	for _, r := range store.produced {
+		lr, err := topics.DecodeHotLoopRecord(r.Value)
+		if err != nil || lr.Kind != topics.HotLoopIdle {
+			t.Fatalf("produced %+v, %v", lr, err)
+		}
+		idle[lr.Partition] = lr.Offset
+	}
+	if want := map[int32]int64{0: 10, 2: 5}; !maps.Equal(idle, want) || len(store.produced) != 2*cfg.Partitions {
+		t.Fatalf("idle markers of %v (%d records), want %v, each to the %d loop partitions once", idle, len(store.produced), want, cfg.Partitions)
 	}
 }
