@@ -23,7 +23,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := &HotCheckpoint{LoopOffset: 123456, EndMs: 1_700_000_030_000, Dropped: 17, Held: []HotHeldTerm{{1_700_000_900_000, "snow"}, {1_700_000_950_000, ""}}, Shape: HotShape{60_000, 1000, 300_000, 100},
-		Seen: map[int32]int64{0: 10, 7: 99}, Marks: map[int32]int64{0: 5, 3: 6, 7: 8}, First: map[int32]int64{}, Window: raw}
+		Seen: map[int32]int64{0: 10, 7: 99}, Marks: map[int32]int64{0: 5, 3: 6, 7: 8}, First: map[int32]int64{}, Idle: []int32{1, 4}, Window: raw}
 	b := in.Encode()
 	out, err := DecodeHotCheckpoint(b)
 	if err != nil {
@@ -49,9 +49,16 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	if _, err := DecodeHotCheckpoint(bad); !errors.Is(err, ErrBadHotCheckpoint) {
 		t.Fatalf("version %d: %v", bad[0], err)
 	}
+	// A version 2 checkpoint (no Idle) reads with Idle nil.
+	v2 := (&HotCheckpoint{LoopOffset: 5, Shape: in.Shape, Seen: in.Seen, Marks: in.Marks, First: in.First, Window: raw}).Encode()
+	v2[0] = 2
+	idleAt := len(v2) - len(raw) - 4
+	v2 = append(v2[:idleAt:idleAt], raw...) // no Idle
+	if old, err := DecodeHotCheckpoint(v2); err != nil || old.Idle != nil || old.LoopOffset != 5 || !reflect.DeepEqual(old.Marks, in.Marks) || len(old.Window) != len(raw) {
+		t.Fatalf("version 2: %+v, %v", old, err)
+	}
 	// A version 1 checkpoint (no Dropped count) reads with Dropped 0.
-	v1 := (&HotCheckpoint{LoopOffset: 5, Shape: in.Shape, Seen: in.Seen, Marks: in.Marks, First: in.First, Window: raw}).Encode()
-	v1 = append(append([]byte{1}, v1[1:1+2*8]...), v1[1+3*8:]...) // no Dropped
+	v1 := append(append([]byte{1}, v2[1:1+2*8]...), v2[1+3*8:]...) // no Dropped
 	heldAt := len(v1) - len(raw) - 4
 	v1 = append(v1[:heldAt:heldAt], raw...) // no Held
 	if old, err := DecodeHotCheckpoint(v1); err != nil || old.Dropped != 0 || old.Held != nil || old.LoopOffset != 5 || !reflect.DeepEqual(old.Marks, in.Marks) || len(old.Window) != len(raw) {
@@ -65,7 +72,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 }
 
 func FuzzDecodeCheckpoint(f *testing.F) {
-	f.Add((&HotCheckpoint{Seen: map[int32]int64{1: 2}, Marks: map[int32]int64{}, First: map[int32]int64{3: 4}, Held: []HotHeldTerm{{5, "x"}}, Window: []byte{9}}).Encode())
+	f.Add((&HotCheckpoint{Seen: map[int32]int64{1: 2}, Marks: map[int32]int64{}, First: map[int32]int64{3: 4}, Held: []HotHeldTerm{{5, "x"}}, Idle: []int32{6}, Window: []byte{9}}).Encode())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := DecodeHotCheckpoint(b)
 		if err != nil {

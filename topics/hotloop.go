@@ -25,10 +25,15 @@ const (
 	// time and input offset. It replaces HotLoopTerm: one record per loop partition per flush
 	// instead of one per query.
 	HotLoopTerms HotLoopKind = 3
+	// HotLoopIdle is an idle marker (key = a key of the target partition): input partition
+	// Partition had nothing left to read, every query up to input offset Offset forwarded
+	// before it, for the idle time. The loop partitions stop waiting for it until its next
+	// marker or term. Ms is 0.
+	HotLoopIdle HotLoopKind = 4
 )
 
-// HotLoopRecordLen is the size of every HotLoopTerm and HotLoopMarker record: kind, then Ms
-// (int64), Partition (int32) and Offset (int64), little-endian.
+// HotLoopRecordLen is the size of every HotLoopTerm, HotLoopMarker and HotLoopIdle record: kind,
+// then Ms (int64), Partition (int32) and Offset (int64), little-endian.
 const HotLoopRecordLen = 1 + 8 + 4 + 8
 
 // hotLoopTermsHeader is the size of a HotLoopTerms record before its entries: kind and Partition
@@ -47,7 +52,8 @@ type HotLoopRecord struct {
 	Ms int64
 	// Partition is the input partition the terms or the watermark come from.
 	Partition int32
-	// Offset is the term's input offset (HotLoopTerm; 0 otherwise).
+	// Offset is the term's input offset (HotLoopTerm), the input offset before which every
+	// query was forwarded (HotLoopIdle); 0 otherwise.
 	Offset int64
 	// Terms are the terms of a HotLoopTerms record (at least one), by input offset ascending.
 	Terms []HotLoopEntry
@@ -60,7 +66,8 @@ type HotLoopEntry struct {
 	Offset int64  // input offset
 }
 
-// Encode returns the record's bytes: HotLoopRecordLen bytes for HotLoopTerm and HotLoopMarker,
+// Encode returns the record's bytes: HotLoopRecordLen bytes for HotLoopTerm, HotLoopMarker and
+// HotLoopIdle,
 // a HotLoopTermsWriter's record for HotLoopTerms (which needs at least one term, each of them
 // at an input offset above the one before it).
 func (r HotLoopRecord) Encode() []byte {
@@ -124,7 +131,7 @@ func DecodeHotLoopRecord(b []byte) (HotLoopRecord, error) {
 		return HotLoopRecord{}, ErrBadHotLoopRecord
 	}
 	switch HotLoopKind(b[0]) {
-	case HotLoopTerm, HotLoopMarker:
+	case HotLoopTerm, HotLoopMarker, HotLoopIdle:
 		if len(b) != HotLoopRecordLen {
 			return HotLoopRecord{}, ErrBadHotLoopRecord
 		}

@@ -12,6 +12,7 @@ import (
 func FuzzDecodeLoopRecord(f *testing.F) {
 	f.Add(HotLoopRecord{Kind: HotLoopTerm, Ms: 1796040000000, Partition: 3, Offset: 42}.Encode())
 	f.Add(HotLoopRecord{Kind: HotLoopMarker, Ms: -1, Partition: -1}.Encode())
+	f.Add(HotLoopRecord{Kind: HotLoopIdle, Partition: 2, Offset: 77}.Encode())
 	f.Add(HotLoopRecord{Kind: HotLoopTerms, Partition: 7, Terms: []HotLoopEntry{
 		{"snow", 1796040000000, 0}, {"black friday", 1796039999000, 8}, {"snow", math.MinInt64, math.MaxInt64 - 1},
 	}}.Encode())

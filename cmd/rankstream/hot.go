@@ -20,7 +20,7 @@ func (h *hotFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.Window, "hot-window", d.Window, "hot search: length of the sliding window (event time)")
 	fs.DurationVar(&c.Slide, "hot-slide", d.Slide, "hot search: how often the window advances and a snapshot is published (whole seconds)")
 	fs.DurationVar(&c.Lateness, "hot-lateness", d.Lateness, "hot search: a window closes this long after the slowest input partition's newest event")
-	fs.DurationVar(&c.Idle, "hot-idle", d.Idle, "hot search: an input partition silent this long (wall clock) stops holding windows back")
+	fs.DurationVar(&c.Idle, "hot-idle", d.Idle, "hot search: an input partition with no data left to read for this long (wall clock) stops holding windows back; one with data unread (a lagging or dead consumer) holds them until it is read")
 	fs.DurationVar(&c.Lookahead, "hot-lookahead", d.Lookahead, "hot search: how far ahead of the closing window the sketch keeps events; an input partition read faster than the others waits when it gets four fifths of this ahead (nothing is dropped for being early)")
 	fs.IntVar(&c.K, "hot-k", d.K, "hot search: items per snapshot")
 	fs.DurationVar(&c.Checkpoint, "hot-checkpoint", d.Checkpoint, "hot search: how often each partition stores its window state (wall clock); a restart re-reads the loop records after it")

@@ -2,7 +2,6 @@ package hot
 
 import (
 	"context"
-	"maps"
 	"math"
 	"sync/atomic"
 	"time"
@@ -20,13 +19,14 @@ import (
 // newWindowState returns a loop partition's state of session ctx, of partitions input
 // partitions, with an empty window win.
 func newWindowState(ctx context.Context, win *sketch.Window, partitions int, now time.Time) *windowState {
-	w := &windowState{view: newView(now), win: win, seen: map[int32]int64{}, loopOffset: -1, admitBelow: math.MinInt64,
-		saved: now, session: ctx, applied: make([]atomic.Int64, partitions)}
+	w := &windowState{view: newView(), win: win, seen: map[int32]int64{}, loopOffset: -1, admitBelow: math.MinInt64,
+		saved: now, session: ctx, applied: make([]atomic.Int64, partitions), rested: make([]atomic.Bool, partitions)}
 	w.reach.Store(math.MaxInt64) // the window has not started: nothing is held
 	return w
 }
 
-// advanced publishes w's reach and the watermarks it applied after its state changed.
+// advanced publishes w's reach, the watermarks it applied and its idle input partitions after
+// its state changed.
 func (w *windowState) advanced(lookaheadMs int64) {
 	if _, end := w.win.Bounds(); !end.IsZero() {
 		w.reach.Store(end.UnixMilli() + lookaheadMs)
@@ -36,12 +36,21 @@ func (w *windowState) advanced(lookaheadMs int64) {
 			w.applied[part].Store(ms)
 		}
 	}
+	for part := range w.rested {
+		w.rested[part].Store(w.idle[int32(part)])
+	}
 }
 
-// covers reports whether w applied every marker of marks (input partition → watermark).
-func (w *windowState) covers(marks map[int32]int64) bool {
-	for part, ms := range marks {
+// covers reports whether w applied every marker of v (another loop partition's view): each
+// watermark, and each idle marker that is the latest word of its input partition.
+func (w *windowState) covers(v view) bool {
+	for part, ms := range v.marks {
 		if 0 <= part && int(part) < len(w.applied) && w.applied[part].Load() < ms {
+			return false
+		}
+	}
+	for part := range v.idle {
+		if 0 <= part && int(part) < len(w.rested) && !w.rested[part].Load() {
 			return false
 		}
 	}
@@ -53,16 +62,17 @@ func (w *windowState) covers(marks map[int32]int64) bool {
 // this goroutine) holds, which align judged ms by: the markers in flight to q then come
 // before the term in q's log, so q does not hold it, whatever the burst (a loop partition
 // holds at most maxHeld terms). Meanwhile it reads own's records (readLoop), so that two
-// partitions waiting for each other both go on. A loop partition of another process is judged
-// by own's view only (align), as are events from the future (admits).
+// partitions waiting for each other both go on; own's view is judged as it is at each turn
+// (an input partition idle in own's view may have spoken again in q's: own reads that too).
+// A loop partition of another process is judged by own's view only (align), as are events
+// from the future (admits).
 func (p *processor) reachable(ctx context.Context, own *windowState, part, q int32, ms int64) error {
 	t := p.local[q].Load()
 	if t == nil || own == nil || t == own || own.session != ctx || ms < t.reach.Load() {
 		return nil
 	}
-	need := maps.Clone(own.marks)
 	return waitUntil(ctx, func(now time.Time) bool {
-		return ms < t.reach.Load() || t.covers(need) || ms >= now.UnixMilli()+p.rules.aheadMs() || t.session.Err() != nil
+		return ms < t.reach.Load() || t.covers(own.view) || ms >= now.UnixMilli()+p.rules.aheadMs() || t.session.Err() != nil
 	}, p.readLoop(ctx, own, part))
 }
 
@@ -89,7 +99,7 @@ func (p *processor) align(ctx goka.Context, in *inputState, ms int64) error {
 	if err != nil {
 		return err
 	}
-	w.admitBelow = p.rules.admitBelow(w.view, time.Now())
+	w.admitBelow = p.rules.admitBelow(w.view)
 	return nil
 }
 

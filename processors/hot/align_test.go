@@ -24,6 +24,12 @@ func (*fakeStore) producerContext() context.Context                           { 
 func (*fakeStore) produce(context.Context, ...*kgo.Record) error              { return nil }
 func (f *fakeStore) end(context.Context, string, int32) (int64, error)        { f.ends.Add(1); return 0, nil }
 func (*fakeStore) latest(context.Context, string, int32) (*kgo.Record, error) { return nil, nil }
+func (*fakeStore) offsets(context.Context, string) (map[int32]int64, map[int32]int64, error) {
+	return nil, nil, nil
+}
+func (*fakeStore) committed(context.Context, string, string) (map[int32]int64, error) {
+	return nil, nil
+}
 func (*fakeStore) read(context.Context, string, int32, int64, int64, func(*kgo.Record) error) error {
 	return errors.New("fakeStore: no records")
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rankstream/rankstream/internal/kafka"
@@ -16,6 +17,8 @@ type kafkaStore interface {
 	producerContext() context.Context
 	produce(ctx context.Context, recs ...*kgo.Record) error
 	end(ctx context.Context, topic string, partition int32) (int64, error)
+	offsets(ctx context.Context, topic string) (start, end map[int32]int64, err error)
+	committed(ctx context.Context, group, topic string) (map[int32]int64, error)
 	latest(ctx context.Context, topic string, partition int32) (*kgo.Record, error)
 	read(ctx context.Context, topic string, partition int32, from, to int64, fn func(*kgo.Record) error) error
 }
@@ -56,6 +59,31 @@ func (k *kafkaIO) end(ctx context.Context, topic string, partition int32) (int64
 		return 0, fmt.Errorf("hot: %w", err)
 	}
 	return end, nil
+}
+
+// offsets returns the start and end offsets of every partition of a topic.
+func (k *kafkaIO) offsets(ctx context.Context, topic string) (start, end map[int32]int64, err error) {
+	list := func(l func(context.Context, ...string) (kadm.ListedOffsets, error)) (map[int32]int64, error) {
+		listed, err := l(ctx, topic)
+		if err == nil {
+			err = listed.Error()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("hot: offsets of %s: %w", topic, err)
+		}
+		m := map[int32]int64{}
+		listed.Each(func(o kadm.ListedOffset) { m[o.Partition] = o.Offset })
+		return m, nil
+	}
+	if start, err = list(k.cl.Admin().ListStartOffsets); err == nil {
+		end, err = list(k.cl.Admin().ListEndOffsets)
+	}
+	return start, end, err
+}
+
+// committed returns group's committed offsets on topic by partition (absent: none).
+func (k *kafkaIO) committed(ctx context.Context, group, topic string) (map[int32]int64, error) {
+	return k.cl.Committed(ctx, group, topic)
 }
 
 // latest returns the last record of a partition, or nil when the partition is empty.

@@ -32,6 +32,7 @@ const (
 	flushSize   = "size"   // flushBytes buffered
 	flushTime   = "time"   // its oldest record waited flushEvery
 	flushMarker = "marker" // a watermark marker goes after the terms
+	flushIdle   = "idle"   // an idle marker goes after the terms (idle.go)
 	flushEnd    = "end"    // the session ended (revoked, stopping)
 )
 
@@ -41,7 +42,7 @@ type produceFunc func(ctx context.Context, r *kgo.Record, done func(*kgo.Record,
 
 // loopBuffer gathers the terms one input partition routes (route) into one HotLoopTerms record
 // per loop partition, and writes them to the loop topic when flushBytes are buffered, when the
-// oldest waited flushEvery, before a watermark marker and when the goka session ends. The input
+// oldest waited flushEvery, before a watermark or idle marker and when the goka session ends. The input
 // records are committed only once the loop records of their flush, and of every flush before
 // it, are acknowledged, so that no commit covers a query not yet in the loop topic (the commit
 // is a high-water mark): the commit of a flush's first input record is deferred (goka's
@@ -73,6 +74,8 @@ type loopBuffer struct {
 	since   time.Time                   // when the first input record since the last flush came
 	shown   int                         // of queries, those in rankstream_hot_loop_pending_queries (updated every tick)
 	closed  bool                        // the session ended: every record is flushed at once
+	next    int64                       // the input offset after the last record added (-1: none yet)
+	idled   bool                        // an idle marker went after the last term: the next term sends a marker first
 
 	acks ackQueue
 }
@@ -81,7 +84,7 @@ type loopBuffer struct {
 // the session ends. ctx is the producer's context.
 func newLoopBuffer(ctx context.Context, produce produceFunc, topic string, keys []string, input int32, m *loopMetrics) *loopBuffer {
 	b := &loopBuffer{produce: produce, topic: topic, keys: keys, input: input, metrics: m, grace: endGrace,
-		terms: make([]topics.HotLoopTermsWriter, len(keys))}
+		terms: make([]topics.HotLoopTermsWriter, len(keys)), next: -1}
 	b.ctx, b.cancel = context.WithCancel(ctx)
 	for q := range b.terms {
 		b.terms[q].Reset(input, nil)
@@ -120,10 +123,17 @@ func (b *loopBuffer) run(session context.Context) {
 // add buffers the term of input record offset for loop partition q (term "": a record that
 // routes nothing, a dead letter). deferCommit is the record's goka.Context.DeferCommit: add
 // calls it if the record is the first since the last flush (see loopBuffer), under the lock
-// that a flush on time takes too.
+// that a flush on time takes too. After an idle marker, a watermark marker at the term's
+// event time goes first: the partition holds the windows back again in every loop partition
+// before its term arrives in one.
 func (b *loopBuffer) add(q int32, term string, ms, offset int64, deferCommit func() func(error)) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.next = offset + 1
+	if b.idled && term != "" {
+		b.idled = false
+		b.flushLocked(flushMarker, b.markers(topics.HotLoopRecord{Kind: topics.HotLoopMarker, Ms: ms, Partition: b.input})...)
+	}
 	if b.commit == nil {
 		b.since = time.Now()
 		b.commit = deferCommit()
@@ -143,12 +153,50 @@ func (b *loopBuffer) add(q int32, term string, ms, offset int64, deferCommit fun
 	}
 }
 
-// flush writes the buffered terms, then markers (records of their own, after the terms in
-// every loop partition they go to).
+// flush writes the buffered terms, then watermark markers (records of their own, after the
+// terms in every loop partition they go to).
 func (b *loopBuffer) flush(reason string, markers ...*kgo.Record) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.idled = false
 	b.flushLocked(reason, markers...)
+}
+
+// markers returns the marker r (a watermark or idle marker of this buffer's input partition)
+// as one record for each loop partition.
+func (b *loopBuffer) markers(r topics.HotLoopRecord) []*kgo.Record {
+	return markerRecords(b.topic, b.keys, r)
+}
+
+func markerRecords(topic string, keys []string, r topics.HotLoopRecord) []*kgo.Record {
+	value := r.Encode()
+	recs := make([]*kgo.Record, len(keys))
+	for q, k := range keys {
+		recs[q] = &kgo.Record{Topic: topic, Key: []byte(k), Value: value}
+	}
+	return recs
+}
+
+// position returns the input offset after the last record added; ok is false before the
+// first one and once the session ended (the next session starts from the committed offset).
+func (b *loopBuffer) position() (next int64, ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.next, b.next >= 0 && !b.closed
+}
+
+// idle writes the buffered terms, then an idle marker for every loop partition, if the session
+// is live and no record was added since the one before input offset next (the position the
+// watcher judged): every term read is then before the marker.
+func (b *loopBuffer) idle(next int64) (sent bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed || b.next != next {
+		return false
+	}
+	b.flushLocked(flushIdle, b.markers(topics.HotLoopRecord{Kind: topics.HotLoopIdle, Partition: b.input, Offset: next})...)
+	b.idled = true
+	return true
 }
 
 func (b *loopBuffer) flushLocked(reason string, markers ...*kgo.Record) {
@@ -243,7 +291,7 @@ type loopMetrics struct {
 func newLoopMetrics() *loopMetrics {
 	m := &loopMetrics{flushes: map[string]prometheus.Counter{}, queries: obs.HotLoopFlushQueries,
 		records: obs.HotLoopRecords, pending: obs.HotLoopPending}
-	for _, r := range []string{flushSize, flushTime, flushMarker, flushEnd} {
+	for _, r := range []string{flushSize, flushTime, flushMarker, flushIdle, flushEnd} {
 		m.flushes[r] = obs.HotLoopFlushes.WithLabelValues(r)
 	}
 	return m

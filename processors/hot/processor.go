@@ -14,7 +14,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,8 +46,10 @@ type Config struct {
 	// Lateness is how far behind the slowest input partition's newest event a window closes
 	// [2 s]: events later than that are dropped and counted by the sketch.
 	Lateness time.Duration
-	// Idle: an input partition whose watermark has not moved for this long (wall clock) stops
-	// holding the windows back [30 s].
+	// Idle: an input partition that had nothing left to read (its end offset reached, every
+	// query forwarded) for this long (wall clock) stops holding the windows back, until it
+	// has data again [30 s]. A partition with data not yet read holds them back however long
+	// its consumer lags or is dead (see idle.go).
 	Idle time.Duration
 	// Lookahead is how far ahead of the closing window the sketch keeps events [10 min]. Input
 	// partitions read at different speeds (a backlog, a replay) run ahead of the slowest one:
@@ -99,10 +103,14 @@ func (c *Config) defaults() {
 // inputState is what one input partition's callbacks remember.
 type inputState struct {
 	maxMs    int64
-	markedMs int64       // watermark of the last markers sent
-	buf      *loopBuffer // its terms on their way to the loop topic, in the current goka session
-	session  context.Context
-	win      *windowState // the state of the loop partition of the same number (align), if of session
+	markedMs int64 // watermark of the last markers sent
+	// buf holds its terms on their way to the loop topic, in the current goka session; the
+	// idle watcher (idle.go) reads it too, and mu orders a new session's buffer with the
+	// watcher's idle markers.
+	buf     atomic.Pointer[loopBuffer]
+	mu      sync.Mutex
+	session context.Context
+	win     *windowState // the state of the loop partition of the same number (align), if of session
 }
 
 // windowState is one loop partition's window.
@@ -121,6 +129,7 @@ type windowState struct {
 	// For the input partitions of the process routing to it (reachable), from any goroutine:
 	reach   atomic.Int64   // the event time from which a term is held (win's end + lookahead)
 	applied []atomic.Int64 // by input partition, the watermark of its last marker applied
+	rested  []atomic.Bool  // by input partition, whether its latest word applied was an idle marker
 }
 
 type processor struct {
@@ -140,6 +149,7 @@ type processor struct {
 	mu          sync.Mutex         // guards windows; each partition's state is used by its own goroutine only
 	windows     map[int32]*windowState
 	local       []atomic.Pointer[windowState] // by loop partition, its state if this process holds it (reachable)
+	owned       assignment                    // the partitions goka assigned to this process (idle.go)
 }
 
 func newProcessor(cfg Config, io kafkaStore) *processor {
@@ -158,6 +168,9 @@ func newProcessor(cfg Config, io kafkaStore) *processor {
 		local: make([]atomic.Pointer[windowState], cfg.Partitions),
 	}
 	p.markerKeys = markerKeys(cfg.Partitions)
+	for part := range p.inputs {
+		p.inputs[part] = &inputState{maxMs: math.MinInt64, markedMs: -1}
+	}
 	return p
 }
 
@@ -193,7 +206,14 @@ func markerKeys(n int) []string {
 // the caller closes after Run returned.
 func Run(ctx context.Context, cfg Config, cl *kafka.Client, opts ...goka.ProcessorOption) error {
 	p := newProcessor(cfg, &kafkaIO{cl: cl, ctx: context.WithoutCancel(ctx)})
-	return kafka.RunGraph(ctx, "hot processor", cl.Config().Brokers, p.graph(), p.cfg.Log, opts...)
+	proc, err := goka.NewProcessor(cl.Config().Brokers, p.graph(), append(opts, goka.WithRebalanceCallback(p.owned.set))...)
+	if err == nil {
+		err = kafka.Run(ctx, proc, p.graph().Group(), p.cfg.Log, p.watchIdle)
+	}
+	if err != nil {
+		return fmt.Errorf("hot processor: %w", err)
+	}
+	return nil
 }
 
 // route validates a query, buffers its term for the term's partition (loopBuffer: the input
@@ -207,11 +227,12 @@ func (p *processor) route(ctx goka.Context, msg any) {
 	if err != nil {
 		kafka.DeadLetter(ctx, p.dlq, value, err)
 		// Committed in order with the terms buffered before it.
-		p.input(ctx, 0).buf.add(0, "", 0, 0, ctx.DeferCommit)
+		p.input(ctx).buf.Load().add(0, "", 0, ctx.Offset(), ctx.DeferCommit)
 		return
 	}
 	ms := ts.UnixMilli()
-	in := p.input(ctx, ms)
+	in := p.input(ctx)
+	buf := in.buf.Load()
 	in.maxMs = max(in.maxMs, ms)
 	// A marker whenever the window end this partition allows (newest event less the lateness,
 	// rounded down to the slide) moves: the windows it closes close at once. It goes after the
@@ -222,12 +243,7 @@ func (p *processor) route(ctx goka.Context, msg any) {
 	late := p.cfg.Lateness.Milliseconds()
 	if slide := p.shape.SlideMs; in.markedMs < 0 || (in.maxMs-late)/slide > (in.markedMs-late)/slide {
 		in.markedMs = in.maxMs
-		marker := topics.HotLoopRecord{Kind: topics.HotLoopMarker, Ms: in.maxMs, Partition: ctx.Partition()}.Encode()
-		recs := make([]*kgo.Record, len(p.markerKeys))
-		for part, k := range p.markerKeys {
-			recs[part] = &kgo.Record{Topic: p.loop, Key: []byte(k), Value: marker}
-		}
-		in.buf.flush(flushMarker, recs...)
+		buf.flush(flushMarker, buf.markers(topics.HotLoopRecord{Kind: topics.HotLoopMarker, Ms: in.maxMs, Partition: ctx.Partition()})...)
 	}
 	if err := p.align(ctx, in, ms); err != nil && ctx.Context().Err() == nil {
 		ctx.Fail(err)
@@ -239,7 +255,7 @@ func (p *processor) route(ctx goka.Context, msg any) {
 	// Taken away (rebalance, shutdown) while it waited, the term goes now (the buffer, closed,
 	// flushes it at once): its commit must not skip it, and a loop partition holds a term
 	// beyond the sketch's reach until the window gets there (windowState.held).
-	in.buf.add(to, term, ms, ctx.Offset(), ctx.DeferCommit)
+	buf.add(to, term, ms, ctx.Offset(), ctx.DeferCommit)
 }
 
 // count applies a loop record to its partition's window: its terms are counted, a marker moves
@@ -287,12 +303,14 @@ func (p *processor) countRecord(ctx context.Context, w *windowState, q int32, of
 func (p *processor) apply(ctx context.Context, w *windowState, partition int32, key string, r topics.HotLoopRecord) error {
 	switch r.Kind {
 	case topics.HotLoopTerms:
+		w.heard(r.Partition)
 		next := w.seen[r.Partition]
 		for _, t := range r.Terms {
 			next = p.term(w, partition, next, t)
 		}
 		w.seen[r.Partition] = next
 	case topics.HotLoopTerm: // written by an older version
+		w.heard(r.Partition)
 		w.seen[r.Partition] = p.term(w, partition, w.seen[r.Partition], topics.HotLoopEntry{Term: key, Ms: r.Ms, Offset: r.Offset})
 	case topics.HotLoopMarker:
 		if _, end := w.win.Bounds(); end.IsZero() {
@@ -300,13 +318,29 @@ func (p *processor) apply(ctx context.Context, w *windowState, partition int32, 
 			// it can describe every window from the first one emitted (close) on.
 			w.win.Advance(time.UnixMilli(r.Ms))
 		}
-		w.mark(r.Partition, r.Ms, time.Now())
+		w.mark(r.Partition, r.Ms)
+		w.admitBelow = math.MinInt64
+		err := p.close(ctx, partition, w)
+		w.advanced(p.shape.LookaheadMs)
+		return err
+	case topics.HotLoopIdle:
+		w.rest(r.Partition)
 		w.admitBelow = math.MinInt64
 		err := p.close(ctx, partition, w)
 		w.advanced(p.shape.LookaheadMs)
 		return err
 	}
 	return nil
+}
+
+// heard ends the idleness of input partition part, whose term came: it holds the windows back
+// again. (Its instance sends a marker before the first term after an idle marker; this covers
+// a term that comes without one.)
+func (w *windowState) heard(part int32) {
+	if w.idle[part] {
+		delete(w.idle, part)
+		w.admitBelow = math.MinInt64
+	}
 }
 
 // term counts a term of loop partition q, or drops it, unless it is a copy: next is the next
@@ -328,20 +362,22 @@ func (p *processor) term(w *windowState, q int32, next int64, t topics.HotLoopEn
 	return t.Offset + 1
 }
 
-// input returns the state of ctx's input partition (ms: the event time of its first query),
-// with a loop buffer of ctx's goka session. Only that partition's goroutine uses it.
-func (p *processor) input(ctx goka.Context, ms int64) *inputState {
+// input returns the state of ctx's input partition, with a loop buffer of ctx's goka session.
+// Only that partition's goroutine uses it, but for its buffer, which the idle watcher reads.
+func (p *processor) input(ctx goka.Context) *inputState {
 	partition := ctx.Partition()
 	in := p.inputs[partition]
-	if in == nil {
-		in = &inputState{maxMs: ms, markedMs: -1}
-		p.inputs[partition] = in
-	}
 	if session := ctx.Context(); in.session != session {
 		// The previous session's buffer, if any, flushed itself when it ended.
-		in.buf = newLoopBuffer(p.io.producerContext(), p.io.produceAsync, p.loop, p.markerKeys, partition, p.loopMetrics)
+		buf := newLoopBuffer(p.io.producerContext(), p.io.produceAsync, p.loop, p.markerKeys, partition, p.loopMetrics)
+		in.mu.Lock()
+		in.buf.Store(buf)
+		in.mu.Unlock()
 		in.session = session
-		go in.buf.run(session)
+		// A session's first query sends a marker: it ends an idleness the watcher declared
+		// between the sessions (idle.go), in every loop partition, before its term.
+		in.markedMs = -1
+		go buf.run(session)
 	}
 	return in
 }
@@ -410,10 +446,10 @@ func (p *processor) restore(ctx context.Context, q int32) (*windowState, error) 
 			"partition", q, "checkpoint", cp.Shape, "configured", p.shape)
 	default:
 		w.loopOffset, w.endMs, w.dropped, w.held, w.seen, w.marks, w.first = cp.LoopOffset, cp.EndMs, cp.Dropped, cp.Held, cp.Seen, cp.Marks, cp.First
-		p.cfg.Log.Info("hot: restored from checkpoint", "partition", q, "loop_offset", cp.LoopOffset, "window_end", time.UnixMilli(cp.EndMs).UTC())
-		for part := range w.marks {
-			w.markedAt[part] = now
+		for _, part := range cp.Idle {
+			w.rest(part)
 		}
+		p.cfg.Log.Info("hot: restored from checkpoint", "partition", q, "loop_offset", cp.LoopOffset, "window_end", time.UnixMilli(cp.EndMs).UTC())
 		w.advanced(p.shape.LookaheadMs)
 	}
 	return w, nil
@@ -452,7 +488,8 @@ func (p *processor) saveIfDue(ctx context.Context, q int32, w *windowState) erro
 	if err != nil {
 		return fmt.Errorf("hot processor: checkpoint of partition %d: %w", q, err)
 	}
-	cp := topics.HotCheckpoint{LoopOffset: w.loopOffset, EndMs: w.endMs, Dropped: w.dropped, Held: w.held, Shape: p.shape, Seen: w.seen, Marks: w.marks, First: w.first, Window: win}
+	cp := topics.HotCheckpoint{LoopOffset: w.loopOffset, EndMs: w.endMs, Dropped: w.dropped, Held: w.held, Shape: p.shape, Seen: w.seen, Marks: w.marks, First: w.first,
+		Idle: slices.Sorted(maps.Keys(w.idle)), Window: win}
 	if err := p.io.produce(ctx, &kgo.Record{Topic: p.checkpoints, Key: []byte(p.markerKeys[q]), Value: cp.Encode()}); err != nil {
 		return err
 	}
@@ -462,11 +499,11 @@ func (p *processor) saveIfDue(ctx context.Context, q int32, w *windowState) erro
 
 // close emits the partial Top-K of every window whose end the watermark passed (rules.low,
 // rules.target, rules.closing), from the first window (rules.firstEnd) on. An input partition
-// not heard from for Idle (wall clock) is left out, so a partition without traffic does not
-// stall the output. The partials go to Kafka without waiting (inflight): the partition's
-// goroutine goes on counting meanwhile, and the next checkpoint waits for them.
+// whose latest word is an idle marker is left out, so a partition without data does not stall
+// the output. The partials go to Kafka without waiting (inflight): the partition's goroutine
+// goes on counting meanwhile, and the next checkpoint waits for them.
 func (p *processor) close(ctx context.Context, partition int32, w *windowState) error {
-	low, held := p.rules.low(w.view, time.Now())
+	low, held := p.rules.low(w.view)
 	if held || low < 0 {
 		return nil
 	}

@@ -6,55 +6,59 @@ import (
 )
 
 // rules are the hot processor's decisions on event time: pure functions of what one loop
-// partition knows of the input partitions (a view), the configuration and a wall-clock time
-// passed in. The goka callbacks in processor.go only read the state, call these and write.
+// partition knows of the input partitions (a view), the configuration and, for the events
+// dated in the future, a wall-clock time passed in. The goka callbacks in processor.go only
+// read the state, call these and write.
 type rules struct {
 	partitions                                 int   // input partitions
 	windowMs, slideMs, latenessMs, lookaheadMs int64 // the window's shape
-	idle                                       time.Duration
 }
 
 func newRules(cfg Config) rules {
 	return rules{partitions: cfg.Partitions, windowMs: cfg.Window.Milliseconds(), slideMs: cfg.Slide.Milliseconds(),
-		latenessMs: cfg.Lateness.Milliseconds(), lookaheadMs: cfg.Lookahead.Milliseconds(), idle: cfg.Idle}
+		latenessMs: cfg.Lateness.Milliseconds(), lookaheadMs: cfg.Lookahead.Milliseconds()}
 }
 
-// view is what a loop partition knows of the input partitions, from their watermark markers.
+// view is what a loop partition knows of the input partitions, from their markers.
 type view struct {
-	marks    map[int32]int64     // input partition → watermark (its newest event time)
-	first    map[int32]int64     // input partition → its first watermark
-	markedAt map[int32]time.Time // input partition → when its watermark last moved (wall clock)
-	created  time.Time           // when this state was made (wall clock)
+	marks map[int32]int64 // input partition → watermark (its newest event time)
+	first map[int32]int64 // input partition → its first watermark
+	idle  map[int32]bool  // input partitions whose latest word was an idle marker
 }
 
-func newView(now time.Time) view {
-	return view{marks: map[int32]int64{}, first: map[int32]int64{}, markedAt: map[int32]time.Time{}, created: now}
+func newView() view {
+	return view{marks: map[int32]int64{}, first: map[int32]int64{}, idle: map[int32]bool{}}
 }
 
-// mark records input partition part's watermark ms, seen at now.
-func (v view) mark(part int32, ms int64, now time.Time) {
+// mark records input partition part's watermark ms: a marker, which also ends its idleness.
+func (v view) mark(part int32, ms int64) {
 	if _, ok := v.first[part]; !ok {
 		v.first[part] = ms
 	}
-	if ms > v.marks[part] {
+	if old, ok := v.marks[part]; !ok || ms > old {
 		v.marks[part] = ms
-		v.markedAt[part] = now
 	}
+	delete(v.idle, part)
 }
 
-// low is the smallest watermark over the input partitions that hold the windows back at now:
-// those heard from whose watermark moved within idle. held is true while an input partition not
-// heard from yet may still hold them back (for idle after the state was made): then nothing
-// closes. low is -1 when no input partition holds them back.
-func (r rules) low(v view, now time.Time) (low int64, held bool) {
+// rest records input partition part's idle marker: it had nothing left to read, and every term
+// it read is before the marker, so it no longer holds the windows back until its next word.
+func (v view) rest(part int32) { v.idle[part] = true }
+
+// low is the smallest watermark over the input partitions that hold the windows back: every
+// one but those whose latest word was an idle marker (idleness is decided where the data is,
+// by the instance reading the partition: see idle.go). held is true while an input partition
+// not heard from yet (neither a marker nor an idle marker) holds them back: then nothing
+// closes, however long it takes. low is -1 when no input partition holds them back.
+func (r rules) low(v view) (low int64, held bool) {
 	low = -1
 	for part := range int32(r.partitions) {
+		if v.idle[part] {
+			continue
+		}
 		ms, ok := v.marks[part]
-		switch {
-		case !ok && now.Sub(v.created) < r.idle:
+		if !ok {
 			return -1, true
-		case !ok, now.Sub(v.markedAt[part]) > r.idle:
-			continue // never heard from, or idle: it no longer holds the windows back
 		}
 		if low < 0 || ms < low {
 			low = ms
@@ -119,16 +123,15 @@ func (r rules) aheadMs() int64 { return r.lookaheadMs - r.lookaheadMs/5 }
 // partition for as long. It goes on, and the sketch drops it as early (counted) unless the
 // windows got within the lookahead of it.
 func (r rules) admits(v view, ms int64, now time.Time) bool {
-	return ms >= now.UnixMilli()+r.aheadMs() || ms < r.admitBelow(v, now)
+	return ms >= now.UnixMilli()+r.aheadMs() || ms < r.admitBelow(v)
 }
 
-// admitBelow is the event time before which admits lets every event through at now: aheadMs
-// past the window end the slowest input partition allows; math.MinInt64 while an input
-// partition not heard from may hold the windows back, math.MaxInt64 when none holds them
-// back. For a given view it never decreases as now passes (partitions only fall idle), so a
-// bound found once holds until the view changes (a marker).
-func (r rules) admitBelow(v view, now time.Time) int64 {
-	low, held := r.low(v, now)
+// admitBelow is the event time before which admits lets every event through: aheadMs past the
+// window end the slowest input partition allows; math.MinInt64 while an input partition not
+// heard from holds the windows back, math.MaxInt64 when none holds them back. It depends on
+// the view only, so a bound found once holds until the view changes (a marker).
+func (r rules) admitBelow(v view) int64 {
+	low, held := r.low(v)
 	switch {
 	case held:
 		return math.MinInt64

@@ -7,39 +7,61 @@ import (
 )
 
 // testRules: 3 input partitions, a one-minute window, 5 s slide, 2 s lateness, 50 s lookahead
-// (so aheadMs is 40 s), 30 s idle.
-var testRules = rules{partitions: 3, windowMs: 60_000, slideMs: 5000, latenessMs: 2000, lookaheadMs: 50_000, idle: 30 * time.Second}
+// (so aheadMs is 40 s).
+var testRules = rules{partitions: 3, windowMs: 60_000, slideMs: 5000, latenessMs: 2000, lookaheadMs: 50_000}
 
 var t0 = time.Unix(1_800_000_000, 0)
 
-// at builds a view made at t0 whose input partitions' watermarks (ms) last moved at the given
-// seconds after t0; a partition absent from marks was never heard from.
-func at(marks map[int32]int64, movedSec map[int32]int) view {
-	v := newView(t0)
+// at builds a view of the input partitions' watermarks (ms), then the idle markers of idle; a
+// partition absent from both was never heard from.
+func at(marks map[int32]int64, idle ...int32) view {
+	v := newView()
 	for p, ms := range marks {
-		v.marks[p], v.first[p] = ms, ms
-		v.markedAt[p] = t0.Add(time.Duration(movedSec[p]) * time.Second)
+		v.mark(p, ms)
+	}
+	for _, p := range idle {
+		v.rest(p)
 	}
 	return v
 }
 
+// TestRulesLow: which input partitions hold the windows back. Nothing depends on the wall
+// clock: a partition read behind (its consumer lagging or dead) holds them back however long
+// it takes; only its idle marker, sent by the instance reading it once it had no data left for
+// the idle time, releases them, until its next word.
 func TestRulesLow(t *testing.T) {
+	// then applies more words to a view, in order: a watermark marker (ms >= 0) or an idle
+	// marker (ms < 0) of input partition part.
+	then := func(v view, words ...[2]int64) view {
+		for _, w := range words {
+			if w[1] < 0 {
+				v.rest(int32(w[0]))
+			} else {
+				v.mark(int32(w[0]), w[1])
+			}
+		}
+		return v
+	}
 	for _, c := range []struct {
 		name string
 		v    view
-		now  time.Duration // after t0
 		low  int64
 		held bool
 	}{
-		{"every partition heard: the smallest", at(map[int32]int64{0: 900, 1: 500, 2: 700}, nil), time.Second, 500, false},
-		{"one not heard yet holds the windows", at(map[int32]int64{0: 900, 1: 500}, nil), 10 * time.Second, -1, true},
-		{"one never heard, after idle: left out", at(map[int32]int64{0: 900, 1: 500}, map[int32]int{0: 25, 1: 25}), 31 * time.Second, 500, false},
-		{"an idle partition is left out", at(map[int32]int64{0: 900, 1: 500, 2: 700}, map[int32]int{0: 40, 2: 40}), 45 * time.Second, 700, false},
-		{"idle exactly at the limit still holds", at(map[int32]int64{0: 900, 1: 500, 2: 700}, map[int32]int{0: 30, 1: 30, 2: 30}), 60 * time.Second, 500, false},
-		{"all idle: none holds", at(map[int32]int64{0: 900, 1: 500, 2: 700}, nil), 31 * time.Second, -1, false},
+		{"every partition heard: the smallest", at(map[int32]int64{0: 900, 1: 500, 2: 700}), 500, false},
+		{"a lagging partition holds the windows, however far behind", at(map[int32]int64{0: 900_000, 1: 500, 2: 700_000}), 500, false},
+		{"one never heard from holds the windows", at(map[int32]int64{0: 900, 1: 500}), -1, true},
+		{"an idle marker releases them", at(map[int32]int64{0: 900, 1: 500, 2: 700}, 1), 700, false},
+		{"data after the idle marker: included again", then(at(map[int32]int64{0: 900, 1: 500, 2: 700}, 1), [2]int64{1, 800}), 700, false},
+		{"a marker after the idle marker, not moving: included again", then(at(map[int32]int64{0: 900, 1: 500, 2: 700}, 1), [2]int64{1, 400}), 500, false},
+		{"an idle marker after data: released again", then(at(map[int32]int64{0: 900, 1: 500, 2: 700}, 1), [2]int64{1, 800}, [2]int64{1, -1}), 700, false},
+		{"never heard from: its idle marker releases them", at(map[int32]int64{0: 900, 1: 500}, 2), 500, false},
+		{"never heard from, idle, then data: holds from its first marker", then(at(map[int32]int64{0: 900, 1: 500}, 2), [2]int64{2, 300}), 300, false},
+		{"all idle: none holds", at(map[int32]int64{0: 900, 1: 500, 2: 700}, 0, 1, 2), -1, false},
+		{"none heard, all idle: none holds", at(nil, 0, 1, 2), -1, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			low, held := testRules.low(c.v, t0.Add(c.now))
+			low, held := testRules.low(c.v)
 			if low != c.low || held != c.held {
 				t.Fatalf("low = %d, %v; want %d, %v", low, held, c.low, c.held)
 			}
@@ -53,7 +75,7 @@ func TestRulesTargetAndFirstEnd(t *testing.T) {
 			t.Errorf("target(%d) = %d, want %d", c.low, got, c.want)
 		}
 	}
-	v := at(map[int32]int64{0: 61_000, 1: 62_500, 2: 70_000}, nil)
+	v := at(map[int32]int64{0: 61_000, 1: 62_500, 2: 70_000})
 	v.first = map[int32]int64{0: 1000, 1: 12_500, 2: 3000, 7: 99_000} // 7 is not an input partition
 	for _, c := range []struct{ started, want int64 }{{0, 15_000}, {10_000, 15_000}, {20_000, 20_000}} {
 		if got := testRules.firstEnd(v, c.started); got != c.want {
@@ -97,7 +119,7 @@ func steps(from, to int64) []int64 {
 func TestRulesAlignment(t *testing.T) {
 	// Watermarks 100 s, 130 s, 200 s: the slowest allows windows up to 95 s; an input
 	// partition may route events before 95 + 40 = 135 s.
-	heard := at(map[int32]int64{0: 100_000, 1: 130_000, 2: 200_000}, nil)
+	heard := at(map[int32]int64{0: 100_000, 1: 130_000, 2: 200_000})
 	for _, c := range []struct {
 		name   string
 		v      view
@@ -108,13 +130,15 @@ func TestRulesAlignment(t *testing.T) {
 		{"behind the slowest", heard, time.Second, 50_000, true},
 		{"just inside", heard, time.Second, 134_999, true},
 		{"too far ahead: wait", heard, time.Second, 135_000, false},
-		{"a partition not heard from yet: wait", at(map[int32]int64{0: 100_000, 2: 200_000}, nil), time.Second, 1, false},
-		{"the slowest went idle: the next one counts", at(map[int32]int64{0: 100_000, 1: 130_000, 2: 200_000}, map[int32]int{1: 40, 2: 40}), 45 * time.Second, 160_000, true},
-		{"all idle: nothing to wait for", heard, time.Minute, 1 << 50, true},
+		{"a partition not heard from yet: wait", at(map[int32]int64{0: 100_000, 2: 200_000}), time.Second, 1, false},
+		{"a partition not heard from yet, an hour on: still wait", at(map[int32]int64{0: 100_000, 2: 200_000}), time.Hour, 1, false},
+		{"the slowest lags an hour: still wait", heard, time.Hour, 135_000, false},
+		{"the slowest went idle: the next one counts", at(map[int32]int64{0: 100_000, 1: 130_000, 2: 200_000}, 0), time.Second, 160_000, true},
+		{"all idle: nothing to wait for", at(map[int32]int64{0: 100_000, 1: 130_000, 2: 200_000}, 0, 1, 2), time.Second, 1 << 50, true},
 		// t0 is 1.8e12 ms: an event dated 40 s or more after the wall clock never waits.
 		{"dated in the future: does not wait", heard, 0, 1_800_000_040_000, true},
 		{"dated just before that: waits", heard, 0, 1_800_000_039_999, false},
-		{"dated in the future, a partition not heard: does not wait", at(map[int32]int64{0: 100_000}, nil), 0, 1_800_000_040_000, true},
+		{"dated in the future, a partition not heard: does not wait", at(map[int32]int64{0: 100_000}), 0, 1_800_000_040_000, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			now := t0.Add(c.now)
@@ -122,9 +146,9 @@ func TestRulesAlignment(t *testing.T) {
 				t.Errorf("admits(%d) = %v, want %v", c.ms, got, c.admits)
 			}
 			// The bound align keeps while the view does not change holds as time passes.
-			if below := testRules.admitBelow(c.v, now); c.ms < below {
+			if below := testRules.admitBelow(c.v); c.ms < below {
 				for _, later := range []time.Duration{time.Second, time.Minute, time.Hour} {
-					if !testRules.admits(c.v, c.ms, now.Add(later)) || testRules.admitBelow(c.v, now.Add(later)) < below {
+					if !testRules.admits(c.v, c.ms, now.Add(later)) {
 						t.Errorf("admitted below %d at %s, not %s later", below, c.now, later)
 					}
 				}
@@ -139,7 +163,7 @@ func TestRulesAlignment(t *testing.T) {
 func TestRulesSlowestNeverWaits(t *testing.T) {
 	for _, others := range [][2]int64{{0, 0}, {1, 1}, {5000, 3_600_000}, {1 << 40, 1 << 41}} {
 		own := int64(1_000_000)
-		v := at(map[int32]int64{0: own, 1: own + others[0], 2: own + others[1]}, nil)
+		v := at(map[int32]int64{0: own, 1: own + others[0], 2: own + others[1]})
 		for _, ms := range []int64{0, own - 60_000, own - 1, own} {
 			if !testRules.admits(v, ms, t0) {
 				t.Fatalf("others %v: the slowest partition waits for an event at %d (its watermark %d)", others, ms, own)
@@ -149,12 +173,20 @@ func TestRulesSlowestNeverWaits(t *testing.T) {
 }
 
 func TestViewMark(t *testing.T) {
-	v := newView(t0)
-	v.mark(1, 500, t0.Add(time.Second))
-	v.mark(1, 400, t0.Add(2*time.Second)) // an older marker (a replayed one) moves nothing
-	v.mark(1, 600, t0.Add(3*time.Second))
-	if v.first[1] != 500 || v.marks[1] != 600 || !v.markedAt[1].Equal(t0.Add(3*time.Second)) {
-		t.Fatalf("view after marks: first %d, mark %d at %s", v.first[1], v.marks[1], v.markedAt[1])
+	v := newView()
+	v.mark(1, 500)
+	v.rest(1)
+	v.mark(1, 400) // an older marker (a replayed one, or one after an idle marker) moves nothing but ends the idleness
+	if v.idle[1] || v.marks[1] != 500 {
+		t.Fatalf("view after an idle marker and an older marker: idle %v, mark %d", v.idle[1], v.marks[1])
+	}
+	v.mark(1, 600)
+	if v.first[1] != 500 || v.marks[1] != 600 {
+		t.Fatalf("view after marks: first %d, mark %d", v.first[1], v.marks[1])
+	}
+	v.mark(2, -5) // a watermark not after 1970 is still heard
+	if _, ok := v.marks[2]; !ok {
+		t.Fatal("a marker at -5 ms was not recorded")
 	}
 }
 
