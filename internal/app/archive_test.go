@@ -393,7 +393,7 @@ func TestArchiverIsReadyWhileItRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sink.Close()
-	sup := kafka.NewSupervisor(slog.New(slog.DiscardHandler))
+	sup := kafka.NewSupervisor(slog.New(slog.DiscardHandler), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {

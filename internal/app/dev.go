@@ -148,7 +148,7 @@ func Dev(ctx context.Context, cfg DevConfig, stdout io.Writer, log *slog.Logger)
 	}
 	defer gw.Close()
 
-	sup := kafka.NewSupervisor(log)
+	sup := kafka.NewSupervisor(log, kcl.Ping)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return Supervise(gctx, sup, p.Units(kcl)) })
 	g.Go(func() error {

@@ -55,7 +55,7 @@ func Process(ctx context.Context, cfg ProcessConfig, log *slog.Logger) error {
 		return err
 	}
 	defer kcl.Close()
-	sup := kafka.NewSupervisor(log)
+	sup := kafka.NewSupervisor(log, kcl.Ping)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		mux := obs.Mux(func(ctx context.Context) error { return errors.Join(sup.Ready(), rdb.Ping(ctx).Err()) })

@@ -36,12 +36,16 @@ func New(first, max time.Duration) *Backoff {
 // Base is the base of the next wait (the wait is between it and 1.5 times it).
 func (b *Backoff) Base() time.Duration { return b.next }
 
-// Wait waits the next delay and doubles the next one's base, up to max. It returns false,
-// at once, when ctx ends first.
-func (b *Backoff) Wait(ctx context.Context) bool {
+// Next returns the next delay and doubles the next one's base, up to max.
+func (b *Backoff) Next() time.Duration {
 	d := b.next + rand.N(b.next/2+1)
 	b.next = min(2*b.next, b.max)
-	t := time.NewTimer(d)
+	return d
+}
+
+// Wait waits the next delay (Next). It returns false, at once, when ctx ends first.
+func (b *Backoff) Wait(ctx context.Context) bool {
+	t := time.NewTimer(b.Next())
 	defer t.Stop()
 	select {
 	case <-ctx.Done():

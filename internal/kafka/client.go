@@ -77,6 +77,9 @@ func (c *Client) Config() Config { return c.cfg }
 // Admin returns the kadm client over the client.
 func (c *Client) Admin() *kadm.Client { return c.adm }
 
+// Ping returns nil when a broker answers a metadata request.
+func (c *Client) Ping(ctx context.Context) error { return c.cl.Ping(ctx) }
+
 // Close closes the client; in-flight requests fail.
 func (c *Client) Close() { c.cl.Close() }
 

@@ -57,12 +57,19 @@ func Permanent(err error) bool {
 // rankstream_processor_up{unit} is 1 while a unit runs.
 type Supervisor struct {
 	log   *slog.Logger
+	ping  func(context.Context) error // nil: no probe of the brokers
 	mu    sync.Mutex
 	units []*unit
 }
 
-// NewSupervisor returns a supervisor logging to log.
-func NewSupervisor(log *slog.Logger) *Supervisor { return &Supervisor{log: log} }
+// NewSupervisor returns a supervisor logging to log. ping, when not nil, tells whether the
+// brokers answer: a unit that failed while they did not is restarted as soon as they answer
+// again (asked every MinRestartDelay), not after the rest of its backoff. The backoff spaces out
+// restarts that fail at once or that would join the group over and over; an attempt against
+// brokers that are down does neither, and the one after they are back ends the outage.
+func NewSupervisor(log *slog.Logger, ping func(context.Context) error) *Supervisor {
+	return &Supervisor{log: log, ping: ping}
+}
 
 // unit is one supervised unit and the goka processors it runs right now.
 type unit struct {
@@ -175,11 +182,43 @@ func (s *Supervisor) Run(ctx context.Context, name string, run func(context.Cont
 		}
 		log.Warn("unit failed: restarting", "attempt", attempt, "ran", time.Since(start).Round(time.Millisecond),
 			"restart_in", wait.Base(), "err", err)
-		if !wait.Wait(ctx) {
+		if !s.wait(ctx, wait) {
 			return nil
 		}
 		restarts.Inc()
 	}
+}
+
+// wait waits b's next delay before a restart, cut short once the brokers answer again if they
+// did not when it began (ping). It returns false when ctx ended first.
+func (s *Supervisor) wait(ctx context.Context, b *backoff.Backoff) bool {
+	delay := time.NewTimer(b.Next())
+	defer delay.Stop()
+	var probe <-chan time.Time
+	if s.ping != nil && !s.answers(ctx) {
+		t := time.NewTicker(MinRestartDelay)
+		defer t.Stop()
+		probe = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-delay.C:
+			return true
+		case <-probe:
+			if s.answers(ctx) {
+				return true
+			}
+		}
+	}
+}
+
+// answers tells whether the brokers answer ping within MinRestartDelay.
+func (s *Supervisor) answers(ctx context.Context) bool {
+	pctx, cancel := context.WithTimeout(ctx, MinRestartDelay)
+	defer cancel()
+	return s.ping(pctx) == nil
 }
 
 // restartBackoff is the backoff of restarts: from about MinRestartDelay, doubling up to about

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/rankstream/rankstream/internal/backoff"
 	"github.com/rankstream/rankstream/internal/obs"
 )
 
@@ -33,10 +35,50 @@ func TestPermanent(t *testing.T) {
 	}
 }
 
+// TestSupervisorRestartsWhenTheBrokersAnswerAgain: the wait before a restart, an hour long
+// here, ends once the brokers answer again if they did not when it began; if they answered
+// then, or never do, it lasts until its delay or the context's end.
+func TestSupervisorRestartsWhenTheBrokersAnswerAgain(t *testing.T) {
+	down := errors.New("connection refused")
+	var pings atomic.Int32
+	backAfter := func(n int32) func(context.Context) error {
+		return func(context.Context) error {
+			if pings.Add(1) <= n {
+				return down
+			}
+			return nil
+		}
+	}
+	log := slog.New(slog.DiscardHandler)
+	for _, tc := range []struct {
+		name string
+		ping func(context.Context) error
+		want bool // the wait ended before the context
+	}{
+		{"down, then back", backAfter(2), true},
+		{"answering all along", backAfter(0), false},
+		{"down all along", func(context.Context) error { return down }, false},
+		{"no probe", nil, false},
+	} {
+		pings.Store(0)
+		timeout := 2 * time.Second // what a wait that must not end early lasts
+		if tc.want {
+			timeout = time.Minute // the probe asks every MinRestartDelay
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		ok := NewSupervisor(log, tc.ping).wait(ctx, backoff.New(time.Hour, time.Hour))
+		ended := ctx.Err() != nil
+		cancel()
+		if ok != tc.want || ended == tc.want {
+			t.Errorf("%s: wait = %v with the context ended %v, want %v", tc.name, ok, ended, tc.want)
+		}
+	}
+}
+
 // TestSupervisorRestartsUntilPermanent: a unit that fails is restarted (counted), not ready
 // meanwhile; a permanent error ends Run with that error.
 func TestSupervisorRestartsUntilPermanent(t *testing.T) {
-	sup := NewSupervisor(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	sup := NewSupervisor(slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	restarts := obs.ProcessorRestarts.WithLabelValues("flaky")
 	before := counterValue(restarts)
 	calls := 0
@@ -67,7 +109,7 @@ func TestSupervisorRestartsUntilPermanent(t *testing.T) {
 
 // TestSupervisorStopsWithContext: Run returns nil once its context ends, also during a backoff.
 func TestSupervisorStopsWithContext(t *testing.T) {
-	sup := NewSupervisor(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	sup := NewSupervisor(slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -94,7 +136,7 @@ func counterValue(c prometheus.Counter) float64 {
 // A shutdown whose last attempt could not store its records is a failure, not a clean stop:
 // the process must exit non-zero (issue 8, defect 3).
 func TestSupervisorReportsUnwrittenAtShutdown(t *testing.T) {
-	sup := NewSupervisor(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	sup := NewSupervisor(slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
