@@ -78,7 +78,7 @@ func TestHotSearchBacklog(t *testing.T) {
 						}
 					}
 					user := users[part][rng.IntN(len(users[part]))]
-					v, _ := json.Marshal(map[string]any{"query": spell(rng, q.term), "ts": q.ms, "user_id": user})
+					v := searchQuery(spell(rng, q.term), q.ms, user)
 					recs[i] = &kgo.Record{Topic: topic, Key: []byte(user), Value: v}
 					newest[part] = max(newest[part], q.ms)
 				}
@@ -161,7 +161,7 @@ func TestHotSearchLateQueriesAreCounted(t *testing.T) {
 		send := func(term string, ts time.Time, n int) {
 			recs := make([]*kgo.Record, n)
 			for i := range recs {
-				v, _ := json.Marshal(map[string]any{"query": term, "ts": ts.UnixMilli(), "user_id": "u"})
+				v := searchQuery(term, ts.UnixMilli(), "u")
 				recs[i] = &kgo.Record{Topic: topic, Key: []byte("u"), Value: v}
 			}
 			if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
@@ -378,7 +378,7 @@ func TestHotSearchLongGapInEventTime(t *testing.T) {
 		run := startOnePartition(t, ctx, brokers, "hotfar")
 		kc, proc, cl, rdb, metrics, topic := run.kc, run.proc, run.cl, run.rdb, run.metrics, run.topic
 		send := func(ts time.Time) {
-			v, _ := json.Marshal(map[string]any{"query": "q", "ts": ts.UnixMilli(), "user_id": "u"})
+			v := searchQuery("q", ts.UnixMilli(), "u")
 			if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Key: []byte("u"), Value: v, Timestamp: ts}).FirstErr(); err != nil {
 				t.Fatal(err)
 			}

@@ -3,7 +3,6 @@ package hote2e
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -54,7 +53,7 @@ func TestHotSearchDeadConsumerHoldsWindows(t *testing.T) {
 		send := func(rng *rand.Rand, ms int64, part int) {
 			user := users[part][rng.IntN(len(users[part]))]
 			term := fmt.Sprintf("lag term %d", int(30*rng.Float64()*rng.Float64()))
-			v, _ := json.Marshal(map[string]any{"query": term, "ts": ms, "user_id": user})
+			v := searchQuery(term, ms, user)
 			cl.Produce(ctx, &kgo.Record{Topic: topic, Key: []byte(user), Value: v}, nil)
 			mu.Lock()
 			queries = append(queries, query{term: term, ms: ms})
