@@ -1,8 +1,9 @@
 package topics
 
 import (
-	"encoding/json"
 	"fmt"
+
+	"github.com/segmentio/encoding/json"
 
 	"github.com/rankstream/rankstream/sketch"
 )
