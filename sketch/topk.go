@@ -23,8 +23,11 @@ func (w *Window) TopK() []Item { return w.AppendTopK(nil) }
 func (w *Window) AppendTopK(dst []Item) []Item {
 	w.lazyInit()
 	n0 := len(dst)
-	for _, e := range w.heap {
-		cd := &w.cands[e.c]
+	// From the heap's leaves to its root: the larger keys first, so that
+	// firstSorted's first k are large and few items replace one of them.
+	last := len(w.heap) - 1
+	for i := last; i >= 0; i-- {
+		cd := &w.cands[w.heap[i].c]
 		dst = append(dst, Item{Item: cd.item, Count: cd.total + cd.pre, Error: cd.pre})
 	}
 	items := dst[n0:]
@@ -39,7 +42,7 @@ func (w *Window) AppendTopK(dst []Item) []Item {
 		if w.slotEvents[p] > 0 {
 			row := w.ring[p*stride : (p+1)*stride]
 			for i, e := range w.heap {
-				items[i].Count -= uint64(row[e.c])
+				items[last-i].Count -= uint64(row[e.c])
 			}
 		}
 		if p++; p == w.rslots {
