@@ -3,6 +3,7 @@ package sketch
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -110,6 +111,19 @@ func (st *stream) step(w *Window, o *exact.Counter) {
 // statistics, and for every item that the truth lies in its bounds.
 func verify(t testing.TB, w *Window, o *exact.Counter, items []string) {
 	t.Helper()
+	// TopK is the k first candidates by their bounds, one candidate at a time;
+	// before check, which flushes the slot cache's pending events.
+	top := w.TopK()
+	var bounds []Item
+	for _, e := range w.heap {
+		if it := w.bounds(e.c); it.Count > 0 {
+			bounds = append(bounds, it)
+		}
+	}
+	slices.SortFunc(bounds, compareItems)
+	if want := bounds[:min(len(bounds), w.cfg.k)]; !slices.Equal(top, want) {
+		t.Fatalf("TopK = %v, want the k first candidates %v", top, want)
+	}
 	if err := w.check(); err != nil {
 		t.Fatalf("invariant: %v", err)
 	}
@@ -129,7 +143,6 @@ func verify(t testing.TB, w *Window, o *exact.Counter, items []string) {
 			t.Fatalf("%s: true count %d outside [%d − %d, %d]", it, truth, got.Count, got.Error, got.Count)
 		}
 	}
-	top := w.TopK()
 	if len(top) > w.cfg.k {
 		t.Fatalf("TopK returned %d items, k=%d", len(top), w.cfg.k)
 	}

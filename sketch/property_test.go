@@ -215,3 +215,23 @@ func TestMergeTopKOrderIndependent(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstSortedIsTheSortedPrefix checks firstSorted against a full sort,
+// on lists with many ties of count, item or both, for every k.
+func TestFirstSortedIsTheSortedPrefix(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 13))
+	for round := range 300 {
+		items := make([]Item, rng.IntN(40))
+		for i := range items {
+			items[i] = Item{Item: fmt.Sprintf("t%d", rng.IntN(8)), Count: uint64(rng.IntN(6)), Error: uint64(rng.IntN(3))}
+		}
+		want := slices.Clone(items)
+		slices.SortFunc(want, compareItems)
+		for k := 1; k <= len(items)+1; k++ {
+			got := firstSorted(slices.Clone(items), k)
+			if w := want[:min(k, len(want))]; !slices.Equal(got, w) {
+				t.Fatalf("round %d, k %d: firstSorted(%v) = %v, want %v", round, k, items, got, w)
+			}
+		}
+	}
+}

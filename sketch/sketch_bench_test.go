@@ -279,3 +279,36 @@ func BenchmarkWindowAdd(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkWindowTopK is a window's TopK at a window close, in the hot
+// group's shape (1 h window, 5 s slide, 10 min lookahead, K 100, the default
+// candidates), over one hour of the Zipf 1.0 stream: closing 2 s behind the
+// newest event, as a partition keeping up does, and 8 min behind it, as one
+// running ahead does (most of the lookahead then holds events).
+func BenchmarkWindowTopK(b *testing.B) {
+	st := benchStreams()[1]
+	last := st.events[len(st.events)-1].t
+	for _, behind := range []time.Duration{2 * time.Second, 8 * time.Minute} {
+		b.Run("behind="+behind.String(), func(b *testing.B) {
+			w, err := sketch.New(sketch.WithWindow(time.Hour), sketch.WithSlide(5*time.Second),
+				sketch.WithLookahead(10*time.Minute), sketch.WithK(benchK))
+			if err != nil {
+				b.Fatal(err)
+			}
+			w.Advance(st.events[0].t)
+			for _, ev := range st.events {
+				w.Add(ev.item, ev.t)
+			}
+			w.Advance(last.Add(-behind))
+			dst := w.AppendTopK(nil)
+			if len(dst) != benchK {
+				b.Fatalf("TopK holds %d items, want %d", len(dst), benchK)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				dst = w.AppendTopK(dst[:0])
+			}
+		})
+	}
+}

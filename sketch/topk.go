@@ -23,13 +23,76 @@ func (w *Window) TopK() []Item { return w.AppendTopK(nil) }
 func (w *Window) AppendTopK(dst []Item) []Item {
 	w.lazyInit()
 	n0 := len(dst)
-	for _, e := range w.heap {
-		if it := w.bounds(e.c); it.Count > 0 {
-			dst = append(dst, it)
+	// From the heap's leaves to its root: the larger keys first, so that
+	// firstSorted's first k are large and few items replace one of them.
+	last := len(w.heap) - 1
+	for i := last; i >= 0; i-- {
+		cd := &w.cands[w.heap[i].c]
+		dst = append(dst, Item{Item: cd.item, Count: cd.total + cd.pre, Error: cd.pre})
+	}
+	items := dst[n0:]
+	// bounds for every candidate at once: a candidate's events ahead of the
+	// window's end leave its count, a lookahead slot at a time, walking the
+	// ring by rows and only the slots holding events (a slot without events
+	// has only zero counts: check verifies it).
+	w.flush()
+	stride := w.cfg.candidates
+	p := int(floorMod(w.end, int64(w.rslots)))
+	for range w.rslots - w.nslots {
+		if w.slotEvents[p] > 0 {
+			row := w.ring[p*stride : (p+1)*stride]
+			for i, e := range w.heap {
+				items[last-i].Count -= uint64(row[e.c])
+			}
+		}
+		if p++; p == w.rslots {
+			p = 0
 		}
 	}
-	slices.SortFunc(dst[n0:], compareItems)
-	return dst[:min(len(dst), n0+w.cfg.k)]
+	items = slices.DeleteFunc(items, func(it Item) bool { return it.Count == 0 })
+	return dst[:n0+len(firstSorted(items, w.cfg.k))]
+}
+
+// firstSorted moves the k first of items in compareItems order to its
+// front, sorted, and returns them; the rest of items is left in any order,
+// some of it overwritten. It keeps the k best in a heap whose root is the
+// worst of them, so that most items cost one comparison, then sorts only
+// those k.
+func firstSorted(items []Item, k int) []Item {
+	if len(items) > k {
+		h := items[:k]
+		for i := k/2 - 1; i >= 0; i-- {
+			siftWorst(h, i)
+		}
+		for _, it := range items[k:] {
+			if compareItems(it, h[0]) < 0 {
+				h[0] = it
+				siftWorst(h, 0)
+			}
+		}
+		items = h
+	}
+	slices.SortFunc(items, compareItems)
+	return items
+}
+
+// siftWorst moves h[i] towards the leaves of a heap whose root is the last
+// in compareItems order.
+func siftWorst(h []Item, i int) {
+	for {
+		j := 2*i + 1
+		if j >= len(h) {
+			return
+		}
+		if r := j + 1; r < len(h) && compareItems(h[r], h[j]) > 0 {
+			j = r
+		}
+		if compareItems(h[j], h[i]) <= 0 {
+			return
+		}
+		h[i], h[j] = h[j], h[i]
+		i = j
+	}
 }
 
 // compareItems orders items by count descending, then by item ascending,

@@ -81,3 +81,24 @@ func TestCheckpointGoldenBytes(t *testing.T) {
 		t.Errorf("version 1 golden decodes to %+v, %v; want %+v", got, err, &v1)
 	}
 }
+
+// TestPartialGoldenBytes: hot.partials keeps its JSON, as encoding/json wrote it before the codec
+// moved to segmentio/encoding/json (HTML characters escaped, a partial without items as null).
+func TestPartialGoldenBytes(t *testing.T) {
+	for _, c := range []struct {
+		golden string
+		p      HotPartial
+	}{
+		{`{"partition":5,"window_start_ms":1796036400000,"window_end_ms":1796040000000,"items":[{"Item":"black friday","Count":892,"Error":0},{"Item":"snow \"storm\" \u003cb\u003e","Count":17,"Error":3},{"Item":"météo","Count":9,"Error":9}],"dropped":2}`,
+			HotPartial{Partition: 5, WindowStart: 1796036400000, WindowEnd: 1796040000000, Dropped: 2,
+				Items: []PartialItem{{"black friday", 892, 0}, {`snow "storm" <b>`, 17, 3}, {"météo", 9, 9}}}},
+		{`{"partition":0,"window_start_ms":1,"window_end_ms":5001,"items":null}`, HotPartial{WindowStart: 1, WindowEnd: 5001}},
+	} {
+		if got, err := (HotPartialCodec{}).Encode(&c.p); err != nil || string(got) != c.golden {
+			t.Errorf("%+v encodes to %s, %v; want %s", c.p, got, err, c.golden)
+		}
+		if got, err := (HotPartialCodec{}).Decode([]byte(c.golden)); err != nil || !reflect.DeepEqual(got, &c.p) {
+			t.Errorf("%s decodes to %+v, %v; want %+v", c.golden, got, err, c.p)
+		}
+	}
+}

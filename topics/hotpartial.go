@@ -1,8 +1,9 @@
 package topics
 
 import (
-	"encoding/json"
 	"fmt"
+
+	"github.com/segmentio/encoding/json"
 
 	"github.com/rankstream/rankstream/sketch"
 )
@@ -38,9 +39,12 @@ func PartialItems(items []sketch.Item) []PartialItem {
 }
 
 // SketchItems returns the partial's items as the sketch's, to merge them (sketch.MergeTopK).
-func (p *HotPartial) SketchItems() []sketch.Item {
-	out := make([]sketch.Item, len(p.Items))
-	for i, it := range p.Items {
+func (p *HotPartial) SketchItems() []sketch.Item { return SketchItems(p.Items) }
+
+// SketchItems converts the items of a partial to the sketch's.
+func SketchItems(items []PartialItem) []sketch.Item {
+	out := make([]sketch.Item, len(items))
+	for i, it := range items {
 		out[i] = sketch.Item(it)
 	}
 	return out

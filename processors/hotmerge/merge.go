@@ -190,7 +190,7 @@ func state(ctx goka.Context) *pending {
 // publish publishes st's snapshot, retrying with backoff until it is stored, and records the
 // publication in st. A snapshot that fails with topics.ErrInvalidSnapshot (no store could ever
 // take it) is not retried: it is logged, counted (rankstream_hot_snapshots_rejected_total) and
-// recorded as rejected, its partials kept in the table for inspection. publish returns false,
+// recorded as rejected, its merged items kept in the table for inspection. publish returns false,
 // leaving st unchanged, only when the partition stops (shutdown, rebalance): the state is kept
 // as due, and whoever owns the partition next publishes it. The record is committed only
 // after, so nothing is lost while a store is down.
@@ -212,7 +212,7 @@ func (m *merger) publish(ctx goka.Context, st *pending, now time.Time) bool {
 		return true
 	case errors.Is(err, topics.ErrInvalidSnapshot):
 		obs.HotSnapshotsRejected.Inc()
-		m.log.Error("hot merge: invalid snapshot not published (its partials stay in the merge table)",
+		m.log.Error("hot merge: invalid snapshot not published (its items stay in the merge table)",
 			"window_end", snap.WindowEnd, "partitions", st.Reported, "err", err)
 		m.rules.rejected(st, now, err.Error())
 		return true

@@ -17,8 +17,15 @@ type pending struct {
 	FirstMs int64 `json:"first_ms"`
 	// Reported lists the partitions heard from, ascending.
 	Reported []int32 `json:"reported"`
-	// Partials are the reported partials, kept for merging until the window is published
-	// complete, then dropped (Reported still tells a duplicate).
+	// Items are the reported partials' items merged, the k first (sketch.MergeTopK: the top k
+	// of the merged top k and another list is the top k of all), kept until the window is
+	// published complete, then dropped (Reported still tells a duplicate). An entry holds one
+	// list however many partitions reported, so that each partial decodes and encodes it once.
+	Items []topics.PartialItem `json:"items,omitempty"`
+	// Dropped sums the reported partials' Dropped.
+	Dropped uint64 `json:"dropped,omitempty"`
+	// Partials are the reported partials as entries written before Items existed kept them
+	// (every one until the window was published complete); upgrade merges them into Items.
 	Partials []topics.HotPartial `json:"partials,omitempty"`
 	// Published is how many partitions the last published snapshot had (0: none yet), and
 	// PublishedMs when (wall clock, Unix ms) it was published.
@@ -26,21 +33,34 @@ type pending struct {
 	PublishedMs int64 `json:"published_ms"`
 	// Rejected says why the last snapshot due was invalid (no store could ever take it), ""
 	// otherwise. A rejected window is not due again until another partition reports; its
-	// partials stay for inspection for rejectedTTL.
+	// merged items stay for inspection for rejectedTTL.
 	Rejected string `json:"rejected,omitempty"`
 }
 
-// upgrade fills what a state written before Reported existed lacks (it held only partials).
+// upgrade reads a state written before Items existed: its partials are merged into Items,
+// keeping every item (snapshot takes the first k); one written before Reported existed (it
+// held only partials) also gets its window and partitions from them.
 func (st *pending) upgrade() {
-	if len(st.Reported) > 0 || len(st.Partials) == 0 {
+	if len(st.Partials) == 0 {
 		return
 	}
-	st.WindowStart, st.WindowEnd = st.Partials[0].WindowStart, st.Partials[0].WindowEnd
-	for _, p := range st.Partials {
-		st.Reported = append(st.Reported, p.Partition)
+	if len(st.Reported) == 0 {
+		st.WindowStart, st.WindowEnd = st.Partials[0].WindowStart, st.Partials[0].WindowEnd
+		for _, p := range st.Partials {
+			st.Reported = append(st.Reported, p.Partition)
+		}
+		slices.Sort(st.Reported)
+		st.Reported = slices.Compact(st.Reported)
 	}
-	slices.Sort(st.Reported)
-	st.Reported = slices.Compact(st.Reported)
+	lists := [][]sketch.Item{topics.SketchItems(st.Items)}
+	n := len(st.Items)
+	for _, p := range st.Partials {
+		lists = append(lists, p.SketchItems())
+		n += len(p.Items)
+		st.Dropped += p.Dropped
+	}
+	st.Items = topics.PartialItems(sketch.MergeTopK(n, lists...))
+	st.Partials = nil
 }
 
 // mergeRules decide what the merge does; fixed for a run.
@@ -61,7 +81,7 @@ type mergeRules struct {
 const mergeTTL = 10 * time.Minute
 
 // rejectedTTL is how long the merge keeps the entry of a window whose snapshot was rejected as
-// invalid (wall clock, from the rejection), with its partials, for inspection.
+// invalid (wall clock, from the rejection), with its merged items, for inspection.
 const rejectedTTL = 24 * time.Hour
 
 // onPartial adds partial p, arrived at now, to st (nil for a window not seen yet). It returns
@@ -78,7 +98,8 @@ func (r mergeRules) onPartial(st *pending, p *topics.HotPartial, now time.Time) 
 		return st, false, false
 	}
 	st.Reported = slices.Insert(st.Reported, i, p.Partition)
-	st.Partials = append(st.Partials, *p)
+	st.Items = topics.PartialItems(sketch.MergeTopK(r.k, topics.SketchItems(st.Items), p.SketchItems()))
+	st.Dropped += p.Dropped
 	return st, true, r.due(st, now)
 }
 
@@ -115,12 +136,8 @@ func (r mergeRules) deadline(st *pending) time.Time {
 
 func (r mergeRules) complete(st *pending) bool { return len(st.Reported) >= r.partitions }
 
-// snapshot merges st's partials (disjoint lists: exact) into the snapshot to publish at now.
+// snapshot is the snapshot of st's merged partials (disjoint lists: exact) to publish at now.
 func (r mergeRules) snapshot(st *pending, now time.Time) topics.TopKSnapshot {
-	lists := make([][]sketch.Item, len(st.Partials))
-	for i, p := range st.Partials {
-		lists[i] = p.SketchItems()
-	}
 	snap := topics.TopKSnapshot{
 		Stream:            topics.SearchStream,
 		WindowStart:       time.UnixMilli(st.WindowStart).UTC(),
@@ -129,11 +146,9 @@ func (r mergeRules) snapshot(st *pending, now time.Time) topics.TopKSnapshot {
 		Version:           st.WindowEnd,
 		Items:             []topics.TopKItem{},
 		MissingPartitions: r.missing(st),
+		Dropped:           st.Dropped,
 	}
-	for _, p := range st.Partials {
-		snap.Dropped += p.Dropped
-	}
-	for _, it := range sketch.MergeTopK(r.k, lists...) {
+	for _, it := range st.Items[:min(len(st.Items), r.k)] {
 		snap.Items = append(snap.Items, topics.TopKItem{Item: it.Item, Count: it.Count, Error: it.Error})
 	}
 	return snap
@@ -154,12 +169,12 @@ func (r mergeRules) missing(st *pending) []int32 {
 func (r mergeRules) published(st *pending, now time.Time) {
 	st.Published, st.PublishedMs, st.Rejected = len(st.Reported), now.UnixMilli(), ""
 	if r.complete(st) {
-		st.Partials = nil
+		st.Items = nil
 	}
 }
 
 // rejected records that snapshot(st, now) is invalid (reason): the window is not due again
-// until another partition reports, and keeps its partials.
+// until another partition reports, and keeps its items.
 func (r mergeRules) rejected(st *pending, now time.Time, reason string) {
 	st.Published, st.PublishedMs, st.Rejected = len(st.Reported), now.UnixMilli(), reason
 }

@@ -2,11 +2,13 @@ package hotmerge
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rankstream/rankstream/sketch"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -174,7 +176,7 @@ func TestSweepEvery(t *testing.T) {
 }
 
 // TestMergeRejectedWindow: a window whose snapshot was rejected as invalid is not due again
-// (no retry), keeps its partials, is due again when another partition reports, and its entry
+// (no retry), keeps its items, is due again when another partition reports, and its entry
 // expires after rejectedTTL instead of mergeTTL.
 func TestMergeRejectedWindow(t *testing.T) {
 	r := mergeRules{partitions: 3, k: 10, wait: time.Second, ttl: mergeTTL, started: mergeT0.Add(-time.Hour)}
@@ -189,8 +191,8 @@ func TestMergeRejectedWindow(t *testing.T) {
 			t.Fatalf("rejected window at +%s: due %v, expired %v; want neither", at, due, expired)
 		}
 	}
-	if len(st.Partials) != 2 {
-		t.Fatalf("rejected window keeps %d partials, want 2", len(st.Partials))
+	if len(st.Items) != 2 {
+		t.Fatalf("rejected window keeps %d items, want its partials' 2", len(st.Items))
 	}
 	if _, expired := r.onTick(st, mergeT0.Add(time.Second+rejectedTTL)); !expired {
 		t.Fatal("rejected window not expired after rejectedTTL")
@@ -200,8 +202,8 @@ func TestMergeRejectedWindow(t *testing.T) {
 		t.Fatalf("the last partition of a rejected window: changed %v, due %v; want both", changed, due)
 	}
 	r.published(st, mergeT0.Add(2*time.Second))
-	if st.Rejected != "" || st.Partials != nil {
-		t.Fatalf("published after a rejection: rejected %q, %d partials", st.Rejected, len(st.Partials))
+	if st.Rejected != "" || st.Items != nil {
+		t.Fatalf("published after a rejection: rejected %q, %d items", st.Rejected, len(st.Items))
 	}
 }
 
@@ -220,6 +222,59 @@ func TestMergeSumsDropped(t *testing.T) {
 		st, _, _ = r.onPartial(st, p, mergeT0.Add(time.Duration(i)*time.Second))
 		if got := r.snapshot(st, mergeT0).Dropped; got != c.want {
 			t.Fatalf("after partition %d: dropped %d, want %d", c.partition, got, c.want)
+		}
+	}
+}
+
+// TestMergeStateReadsThePartialsFormat: an entry written while the merge kept every partial
+// until the window was complete is read with their items merged and their drops summed.
+func TestMergeStateReadsThePartialsFormat(t *testing.T) {
+	old := `{"window_start_ms":1796036400000,"window_end_ms":1796040000000,"first_ms":1796040000000,"reported":[1,3],` +
+		`"partials":[{"partition":3,"window_start_ms":1796036400000,"window_end_ms":1796040000000,"items":[{"Item":"p3","Count":40,"Error":0},{"Item":"x","Count":5,"Error":2}],"dropped":4},` +
+		`{"partition":1,"window_start_ms":1796036400000,"window_end_ms":1796040000000,"items":[{"Item":"p1","Count":20,"Error":1}],"dropped":3}],"published":0,"published_ms":0}`
+	v, err := pendingCodec{}.Decode([]byte(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := v.(*pending)
+	want := []topics.PartialItem{{Item: "p3", Count: 40}, {Item: "p1", Count: 20, Error: 1}, {Item: "x", Count: 5, Error: 2}}
+	if !slices.Equal(st.Reported, []int32{1, 3}) || !slices.Equal(st.Items, want) || st.Dropped != 7 || st.Partials != nil {
+		t.Fatalf("decoded %+v", st)
+	}
+	r := mergeRules{partitions: 4, k: 2, wait: time.Second, ttl: mergeTTL, started: mergeT0}
+	if snap := r.snapshot(st, mergeT0); fmt.Sprint(snap.Items) != "[{p3 40 0} {p1 20 1}]" || snap.Dropped != 7 {
+		t.Fatalf("snapshot %+v", snap)
+	}
+}
+
+// TestMergeOneListIsMergeTopKOfAll: the entry's one merged list gives, after each partial in
+// any order, the snapshot sketch.MergeTopK gives from all the partials reported so far, with
+// ties, and items found in several partials (which disjoint partitions never send).
+func TestMergeOneListIsMergeTopKOfAll(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	for round := range 300 {
+		parts, k := 1+rng.IntN(6), 1+rng.IntN(8)
+		r := mergeRules{partitions: parts, k: k, wait: time.Hour, ttl: mergeTTL, started: mergeT0}
+		var st *pending
+		var lists [][]sketch.Item
+		var dropped uint64
+		for _, p := range rng.Perm(parts) {
+			part := testPartial(int32(p))
+			part.Items, part.Dropped = nil, uint64(rng.IntN(3))
+			for range rng.IntN(2 * k) {
+				part.Items = append(part.Items, topics.PartialItem{Item: fmt.Sprint("t", rng.IntN(10)), Count: uint64(1 + rng.IntN(5)), Error: uint64(rng.IntN(2))})
+			}
+			st, _, _ = r.onPartial(st, part, mergeT0)
+			lists = append(lists, part.SketchItems())
+			dropped += part.Dropped
+			snap := r.snapshot(st, mergeT0)
+			var got []sketch.Item
+			for _, it := range snap.Items {
+				got = append(got, sketch.Item{Item: it.Item, Count: it.Count, Error: it.Error})
+			}
+			if want := sketch.MergeTopK(k, lists...); !slices.Equal(got, want) || snap.Dropped != dropped {
+				t.Fatalf("round %d, after %d partials: items %v, dropped %d; want %v, %d", round, len(lists), got, snap.Dropped, want, dropped)
+			}
 		}
 	}
 }
