@@ -29,7 +29,7 @@ func NewReader(rdb goredis.UniversalClient) *Reader { return &Reader{rdb: rdb} }
 // round trip at a time (batcher). Under load a read then costs far less of this process's and
 // redis-server's CPU; alone it costs a goroutine handoff more than NewReader's.
 func NewBatchedReader(rdb goredis.UniversalClient) *Reader {
-	return &Reader{rdb: rdb, batch: &batcher{rdb: rdb}}
+	return &Reader{rdb: rdb, batch: newBatcher(rdb)}
 }
 
 // pipeline returns a pipeline to queue one read's commands on, for exec: on a batched Reader
