@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
-	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/steps"
@@ -45,7 +44,7 @@ func TestStepsHistory(t *testing.T) {
 		first := e.start("first", history...)
 		e.produce(records, 0)
 		e.waitExact(want, 2*time.Minute)
-		historyCaughtUp(t, ctx, e, 3*time.Minute)
+		historyCaughtUp(t, e, 3*time.Minute)
 		sameHistory(t, ctx, conn, db, want)
 		checkAnalystQueries(t, ctx, conn, want)
 		first.Signal(syscall.SIGTERM)
@@ -64,27 +63,17 @@ func TestStepsHistory(t *testing.T) {
 			t.Fatalf("after the replay %s committed %d records, want 0", group, got)
 		}
 		e.start("replayed", history...)
-		historyCaughtUp(t, ctx, e, 3*time.Minute)
+		historyCaughtUp(t, e, 3*time.Minute)
 		sameHistory(t, ctx, conn, db, want)
 	})
 }
 
 // historyCaughtUp waits until the group steps-history committed the whole steps table (it
 // commits after ClickHouse took the rows).
-func historyCaughtUp(t *testing.T, ctx context.Context, e *stepsRun, timeout time.Duration) {
+func historyCaughtUp(t *testing.T, e *stepsRun, timeout time.Duration) {
 	t.Helper()
-	adm := testenv.KafkaAdmin(t, e.kc.Brokers)
 	table := string(e.kc.Names.Table(steps.Group))
-	ends, err := adm.ListEndOffsets(ctx, table)
-	if err == nil {
-		err = ends.Error()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var end int64
-	ends.Each(func(o kadm.ListedOffset) { end += o.Offset })
-	testenv.WaitCommitted(t, adm, string(e.kc.Names.Group(steps.HistoryGroup)), table, end, timeout)
+	testenv.WaitCommitted(t, e.adm, string(e.kc.Names.Group(steps.HistoryGroup)), table, e.end(table), timeout)
 }
 
 type historyRow struct {
