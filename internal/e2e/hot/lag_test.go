@@ -98,9 +98,22 @@ func TestHotSearchDeadConsumerHoldsWindows(t *testing.T) {
 		defer stopTraffic()
 
 		group := string(kc.Names.Group(hot.Group))
-		testenv.WaitFor(t, 2*time.Minute, "both instances in the hot group, and windows emitted", func() bool {
-			members, err := kcl.Members(ctx, group)
-			return err == nil && len(members) == 2 && len(readPartials(t, ctx, kcl)) > 0
+		// Stable with both members assigned, not just both listed: a member listed while the
+		// group still rebalances, killed then, is dropped only when it misses the SyncGroup's
+		// deadline (the rebalance timeout, 60 s), not the session timeout this test is about.
+		testenv.WaitFor(t, 2*time.Minute, "both instances assigned in the stable hot group, and windows emitted", func() bool {
+			groups, err := kcl.Admin().DescribeGroups(ctx, group)
+			if err != nil || groups.Error() != nil {
+				return false
+			}
+			g := groups[group]
+			assigned := 0
+			for _, m := range g.Members {
+				if c, ok := m.Assigned.AsConsumer(); ok && len(c.Topics) > 0 {
+					assigned++
+				}
+			}
+			return g.State == "Stable" && len(g.Members) == 2 && assigned == 2 && len(readPartials(t, ctx, kcl)) > 0
 		})
 		time.Sleep(5 * time.Second)
 		b.Signal(syscall.SIGKILL)
