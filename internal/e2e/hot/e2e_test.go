@@ -155,19 +155,37 @@ func (r run) rows(t *testing.T, ctx context.Context) []row {
 	return rows
 }
 
-// waitAll waits until ClickHouse holds every window up to lastEnd, one slide apart.
+// windows is what the history holds, in brief: how many windows, the first's and the last's
+// end. The waits poll it instead of rows, which reads and scans every row (20k in
+// TestHotSearch, ten times a second: under -race that took a core of the test process).
+type windows struct {
+	N     uint64    `ch:"n"`
+	First time.Time `ch:"first"`
+	Last  time.Time `ch:"last"`
+}
+
+func (r run) windows(t *testing.T, ctx context.Context) windows {
+	var w []windows
+	if err := r.ch.Select(ctx, &w, "SELECT count(DISTINCT window_end) AS n, min(window_end) AS first, max(window_end) AS last FROM "+
+		r.chDB+".topk_history WHERE stream = 'search'"); err != nil || len(w) != 1 {
+		t.Fatalf("topk_history's windows: %v (%d rows)", err, len(w))
+	}
+	return w[0]
+}
+
+// waitAll waits until ClickHouse holds every window up to lastEnd, one slide apart, and
+// returns their rows.
 func (r run) waitAll(t *testing.T, ctx context.Context, lastEnd time.Time, procs ...*testenv.Process) []row {
-	var rows []row
 	testenv.WaitFor(t, 5*time.Minute, "every window up to "+lastEnd.String()+" in ClickHouse", func() bool {
 		for _, p := range procs {
 			if err := p.Exited(); err != nil {
 				t.Fatalf("%s exited: %v\n%s", p.Name, err, p.Output())
 			}
 		}
-		rows = r.rows(t, ctx)
-		return complete(rows) && !rows[len(rows)-1].WindowEnd.Before(lastEnd)
+		w := r.windows(t, ctx)
+		return w.N > 0 && contiguous(int(w.N), w.First, w.Last) && !w.Last.Before(lastEnd)
 	})
-	return rows
+	return r.rows(t, ctx)
 }
 
 func (r run) latest(t *testing.T, ctx context.Context) topics.TopKSnapshot {
@@ -292,8 +310,7 @@ func TestHotSearch(t *testing.T) {
 			// batch of the previous run it had not committed), and a kill before a partition's
 			// first checkpoint tests the restart without one, not this path.
 			testenv.WaitFor(t, 5*time.Minute, "a third of the windows published and a checkpoint of every partition stored", func() bool {
-				r := crash.rows(t, ctx)
-				if len(r) == 0 || r[len(r)-1].WindowEnd.Before(third) {
+				if w := crash.windows(t, ctx); w.N == 0 || w.Last.Before(third) {
 					return false
 				}
 				for part, end := range endOffsets(t, ctx, cl, checkpoints) {
@@ -311,8 +328,8 @@ func TestHotSearch(t *testing.T) {
 			// ClickHouse shows a third of the windows: a partition's state is restored when a
 			// record of it comes, and none comes. Either way the restart has nothing to
 			// restore, and only the exactness below is tested.
-			r := crash.rows(t, ctx)
-			finished := len(r) > 0 && !r[len(r)-1].WindowEnd.Before(lastEnd)
+			w := crash.windows(t, ctx)
+			finished := w.N > 0 && !w.Last.Before(lastEnd)
 			counted := allCommitted(t, ctx, cl, kc)
 			restarted := testenv.StartProcess(t, "restarted", testenv.Rankstream(t), args...)
 			sameSnapshots(t, rows, crash.waitAll(t, ctx, lastEnd, restarted), queries)
@@ -509,9 +526,12 @@ func complete(rows []row) bool {
 	for _, r := range rows {
 		ends[r.WindowEnd.UnixMilli()] = true
 	}
-	span := rows[len(rows)-1].WindowEnd.Sub(rows[0].WindowEnd)
-	return len(ends) == int(span/e2eSlide)+1
+	return contiguous(len(ends), rows[0].WindowEnd, rows[len(rows)-1].WindowEnd)
 }
+
+// contiguous tells whether n distinct windows from the one ending first to the one ending last
+// are every window between them, one slide apart.
+func contiguous(n int, first, last time.Time) bool { return n == int(last.Sub(first)/e2eSlide)+1 }
 
 // TestHotSearchIdlePartition: live queries (event time = now) on every input partition but
 // one, which gets no traffic for a minute: snapshots keep coming, complete and fresh, once the
