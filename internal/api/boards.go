@@ -183,15 +183,17 @@ type topPage struct {
 	total  int64
 	rows   []Entry   // never nil
 	readAt time.Time // when the read from Redis started
-	// enc is rows written as JSON, on a Top-100 in the board cache; itemsJSON, on a page cut
-	// from one, is its rows' part of it.
+	// enc is rows written as JSON, once per read from Redis (a Top-100 in the board cache, or
+	// a read shared by coalesced requests); itemsJSON, on the page answered, is its rows' part
+	// of it.
 	enc       *encodedRows
 	itemsJSON []byte
 }
 
 // pageRows returns the size of the board of key and its rows offset+1..offset+limit: those
 // within the Top-100 of a hot board from the board cache, the others from read, shared by the
-// identical page reads that arrive while one runs (s.pages).
+// identical page reads that arrive while one runs (s.pages). The rows are written as JSON
+// once per read from Redis, not once per request that shares it.
 func (s *Server) pageRows(ctx context.Context, key string, offset, limit int, read func(ctx context.Context, offset, limit int) (int64, []rsredis.Ranked, error)) (topPage, error) {
 	load := func(ctx context.Context, offset, limit int) (topPage, error) {
 		start := time.Now()
@@ -199,26 +201,34 @@ func (s *Server) pageRows(ctx context.Context, key string, offset, limit int, re
 		if err != nil {
 			return topPage{}, fmt.Errorf("api: %w", err)
 		}
-		return topPage{total: total, rows: entries(rows), readAt: start}, nil
+		es := entries(rows)
+		return topPage{total: total, rows: es, readAt: start, enc: encodeRows(es)}, nil
 	}
 	if offset+limit <= MaxLimit {
 		top, ok, err := s.boardC.get(ctx, key, s.timeout, func(ctx context.Context) (topPage, error) {
-			top, err := load(ctx, 0, MaxLimit)
-			top.enc = encodeRows(top.rows)
-			return top, err
+			return load(ctx, 0, MaxLimit)
 		})
 		if ok {
 			if err != nil {
 				return topPage{}, err
 			}
-			// The cached rows and their JSON are shared: sub-slices, never written.
-			lo, hi := min(offset, len(top.rows)), min(offset+limit, len(top.rows))
-			return topPage{total: top.total, rows: top.rows[lo:hi], readAt: top.readAt, itemsJSON: top.enc.items(lo, hi)}, nil
+			return top.sub(offset, offset+limit), nil
 		}
 	}
-	return s.pages.do(ctx, key+"\x00"+strconv.Itoa(offset)+"\x00"+strconv.Itoa(limit), s.timeout, func(ctx context.Context) (topPage, error) {
+	top, err := s.pages.do(ctx, key+"\x00"+strconv.Itoa(offset)+"\x00"+strconv.Itoa(limit), s.timeout, func(ctx context.Context) (topPage, error) {
 		return load(ctx, offset, limit)
 	})
+	if err != nil {
+		return topPage{}, err
+	}
+	return top.sub(0, len(top.rows)), nil
+}
+
+// sub returns the rows lo..hi-1 of a page read from Redis (within its rows), with their JSON.
+// The rows and their JSON are shared (cached or coalesced): sub-slices, never written.
+func (t topPage) sub(lo, hi int) topPage {
+	lo, hi = min(lo, len(t.rows)), min(hi, len(t.rows))
+	return topPage{total: t.total, rows: t.rows[lo:hi], readAt: t.readAt, itemsJSON: t.enc.items(lo, hi)}
 }
 
 // stepsRows is pageRows of a day's steps board.

@@ -54,7 +54,11 @@ func BenchmarkHandler(b *testing.B) {
 	ctx := context.Background()
 	day := board.DayOf(time.Now(), time.UTC)
 	c := board.DayComposite(day)
-	ref := rsredis.BoardRef{Board: "arena", Period: board.PeriodTotal, PeriodID: "total", Shards: 1}
+	// Two score boards of the same members: arena of one shard, arena16 of 16.
+	refs := []rsredis.BoardRef{
+		{Board: "arena", Period: board.PeriodTotal, PeriodID: "total", Shards: 1},
+		{Board: "arena16", Period: board.PeriodTotal, PeriodID: "total", Shards: 16},
+	}
 	pipe := rdb.Pipeline()
 	for i := range handlerMembers {
 		m := fmt.Sprintf("m%05d", i)
@@ -67,13 +71,17 @@ func BenchmarkHandler(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		pipe.ZAdd(ctx, rsredis.ScoreBoardKey(ref, 0), goredis.Z{Member: e})
-		pipe.HSet(ctx, rsredis.ScoreBoardMembersKey(ref, 0), m, e[:len(e)-len(m)])
+		for _, ref := range refs {
+			shard := rsredis.ShardOf(m, ref.Shards)
+			pipe.ZAdd(ctx, rsredis.ScoreBoardKey(ref, shard), goredis.Z{Member: e})
+			pipe.HSet(ctx, rsredis.ScoreBoardMembersKey(ref, shard), m, e[:len(e)-len(m)])
+		}
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		b.Fatal(err)
 	}
-	bs, err := board.NewBoards([]board.Spec{{Name: "arena", Periods: []string{"total"}, TZ: "UTC"}})
+	bs, err := board.NewBoards([]board.Spec{{Name: "arena", Periods: []string{"total"}, TZ: "UTC"},
+		{Name: "arena16", Periods: []string{"total"}, TZ: "UTC", Shards: "16"}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -98,7 +106,9 @@ func BenchmarkHandler(b *testing.B) {
 		}},
 		{"arena/top20", cached, func(int) string { return "/v1/boards/arena?period=total&limit=20" }},
 		{"arena/top20-nocache", uncached, func(int) string { return "/v1/boards/arena?period=total&limit=20" }},
+		{"arena/top100-nocache", uncached, func(int) string { return "/v1/boards/arena?period=total&limit=100" }},
 		{"arena/rank5", cached, func(i int) string { return "/v1/boards/arena/members/" + member(i) + "?period=total&neighbors=5" }},
+		{"arena16/rank5", cached, func(i int) string { return "/v1/boards/arena16/members/" + member(i) + "?period=total&neighbors=5" }},
 	}
 	for _, rd := range reads {
 		b.Run(rd.name, func(b *testing.B) {

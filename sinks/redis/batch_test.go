@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rankstream/rankstream/internal/board"
 	"github.com/rankstream/rankstream/internal/testenv"
 )
 
@@ -60,4 +61,40 @@ func TestBatcherLoopLingersThenEnds(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestBatchedReaderKeepsTheDeadlineOfAReadOfItsOwn: on a batched Reader, a read of more than
+// maxBatchedCmds commands (a page of a 16-shard board: 32) has a round trip of its own, which
+// still ends at its context's deadline when Redis answers nothing (SIGSTOP), as the batcher's
+// reads do (docs/contract.md: one deadline for every Redis call of a request); and once Redis
+// answers again, the same read succeeds.
+func TestBatchedReaderKeepsTheDeadlineOfAReadOfItsOwn(t *testing.T) {
+	rs := testenv.StartRedisServer(t)
+	rdb, err := OpenReader(rs.Addr(), time.Minute) // network timeouts far beyond the deadline
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rdb.Close() })
+	r := NewBatchedReader(rdb)
+	ref := BoardRef{Board: "b", Period: board.PeriodTotal, PeriodID: "total", Shards: 16}
+	read := func(deadline time.Duration) (time.Duration, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), deadline)
+		defer cancel()
+		start := time.Now()
+		_, _, err := r.BoardPage(ctx, ref, 0, 10)
+		return time.Since(start), err
+	}
+	if _, err := read(time.Second); err != nil {
+		t.Fatalf("before the stop: %v", err)
+	}
+	rs.Pause()
+	t.Cleanup(rs.Resume)
+	const deadline, slack = 200 * time.Millisecond, time.Second
+	if took, err := read(deadline); !IsTimeout(err) || took > deadline+slack {
+		t.Errorf("Redis stopped: %v after %s, want a timeout within %s (+%s)", err, took, deadline, slack)
+	}
+	rs.Resume()
+	if _, err := read(5 * time.Second); err != nil {
+		t.Errorf("after SIGCONT: %v", err)
+	}
 }

@@ -317,8 +317,9 @@ func TestShardedBoardAnswersLikeOneShard(t *testing.T) {
 			}
 		}
 
-		// serve's batched Reader gives the same answers while 16 readers share round trips,
-		// a removed member's ErrNotRanked (a nil reply among the others' rows) included.
+		// serve's batched Reader gives the same answers while 16 readers share round trips
+		// (the 16-shard reads, of more than maxBatchedCmds commands, have their own), a
+		// removed member's ErrNotRanked (a nil reply among the others' rows) included.
 		br := rsredis.NewBatchedReader(rdb)
 		var wg sync.WaitGroup
 		for g := range 16 {

@@ -74,6 +74,7 @@ func (r *Reader) BoardStanding(ctx context.Context, ref BoardRef, member string,
 		return 0, nil, fmt.Errorf("redis: score board member %s: %w", ScoreBoardKey(ref, own), err)
 	}
 	entry := prefixCmd.Val() + member
+	excl := "(" + entry // the entry as an exclusive bound of ZLEXCOUNT and the ranges by lex
 	pipe = r.pipeline()
 	pipe.ZScore(ctx, ScoreBoardKey(ref, own), entry) // redis.Nil if the entry is gone
 	cards := make([]*goredis.IntCmd, ref.Shards)
@@ -83,10 +84,10 @@ func (r *Reader) BoardStanding(ctx context.Context, ref BoardRef, member string,
 	for i := range ref.Shards {
 		key := ScoreBoardKey(ref, i)
 		cards[i] = pipe.ZCard(ctx, key)
-		before[i] = pipe.ZLexCount(ctx, key, "-", "("+entry)
+		before[i] = pipe.ZLexCount(ctx, key, "-", excl)
 		if n > 0 {
-			above[i] = pipe.ZRevRangeByLex(ctx, key, &goredis.ZRangeBy{Max: "(" + entry, Min: "-", Count: int64(n)})
-			below[i] = pipe.ZRangeByLex(ctx, key, &goredis.ZRangeBy{Min: "(" + entry, Max: "+", Count: int64(n)})
+			above[i] = pipe.ZRevRangeByLex(ctx, key, &goredis.ZRangeBy{Max: excl, Min: "-", Count: int64(n)})
+			below[i] = pipe.ZRangeByLex(ctx, key, &goredis.ZRangeBy{Min: excl, Max: "+", Count: int64(n)})
 		}
 	}
 	if err := r.exec(ctx, pipe); errors.Is(err, goredis.Nil) {

@@ -25,8 +25,8 @@ type Reader struct {
 func NewReader(rdb goredis.UniversalClient) *Reader { return &Reader{rdb: rdb} }
 
 // NewBatchedReader returns a Reader on rdb for a server answering many reads at once: the
-// board reads (pages and standings) queued while a round trip runs share the next one, one
-// round trip at a time (batcher). Under load a read then costs far less of this process's and
+// board reads (pages and standings) of at most maxBatchedCmds commands queued while a round
+// trip runs share the next one, one round trip at a time (batcher). Under load a read then costs far less of this process's and
 // redis-server's CPU; alone it costs a goroutine handoff more than NewReader's.
 func NewBatchedReader(rdb goredis.UniversalClient) *Reader {
 	return &Reader{rdb: rdb, batch: newBatcher(rdb)}
@@ -44,15 +44,28 @@ func (r *Reader) pipeline() goredis.Pipeliner {
 	return r.rdb.Pipeline()
 }
 
+// maxBatchedCmds is the most commands a read sends through the batcher; a read of more (a
+// standing with neighbours on more than 3 shards, a page on more than 8: 1 + 4 and 2 commands
+// a shard) has a round trip of its own even on a batched Reader. Sharing a round trip saves a read of a few commands most of its cost, but one of
+// tens of commands little, while the batcher's one round trip at a time would make Redis wait
+// for serve to parse the replies of the round trip before (and serve for Redis), and would
+// write and parse every read's commands on one goroutine.
+const maxBatchedCmds = 16
+
 // exec runs the commands queued on pipe (from r.pipeline, not used after): in a round trip of
-// their own, or, on a batched Reader, in the next shared one. Its error is the first of the
-// commands' errors.
+// their own, or, on a batched Reader and for at most maxBatchedCmds commands, in the next
+// shared one. Its error is the first of the commands' errors.
 func (r *Reader) exec(ctx context.Context, pipe goredis.Pipeliner) error {
 	if r.batch == nil {
 		_, err := pipe.Exec(ctx)
 		return err
 	}
-	err := r.batch.exec(ctx, pipe.Cmds())
+	var err error
+	if pipe.Len() > maxBatchedCmds {
+		_, err = pipe.Exec(ctx)
+	} else {
+		err = r.batch.exec(ctx, pipe.Cmds())
+	}
 	if ctx.Err() == nil { // the batcher is done with the commands: the pipeline can be reused
 		pipe.Discard()
 		r.batch.pipes.Put(pipe)
