@@ -26,8 +26,9 @@ func NewReader(rdb goredis.UniversalClient) *Reader { return &Reader{rdb: rdb} }
 
 // NewBatchedReader returns a Reader on rdb for a server answering many reads at once: the
 // board reads (pages and standings) of at most maxBatchedCmds commands queued while a round
-// trip runs share the next one, one round trip at a time (batcher). Under load a read then costs far less of this process's and
-// redis-server's CPU; alone it costs a goroutine handoff more than NewReader's.
+// trip runs share the next one, one round trip at a time (batcher). Under load a read then
+// costs far less of this process's and redis-server's CPU; alone it costs a goroutine handoff
+// more than NewReader's.
 func NewBatchedReader(rdb goredis.UniversalClient) *Reader {
 	return &Reader{rdb: rdb, batch: newBatcher(rdb)}
 }
@@ -46,10 +47,11 @@ func (r *Reader) pipeline() goredis.Pipeliner {
 
 // maxBatchedCmds is the most commands a read sends through the batcher; a read of more (a
 // standing with neighbours on more than 3 shards, a page on more than 8: 1 + 4 and 2 commands
-// a shard) has a round trip of its own even on a batched Reader. Sharing a round trip saves a read of a few commands most of its cost, but one of
-// tens of commands little, while the batcher's one round trip at a time would make Redis wait
-// for serve to parse the replies of the round trip before (and serve for Redis), and would
-// write and parse every read's commands on one goroutine.
+// a shard) has a round trip of its own even on a batched Reader. Sharing a round trip saves a
+// read of a few commands most of its cost, but one of tens of commands little, while the
+// batcher's one round trip at a time would make Redis wait for serve to parse the replies of
+// the round trip before (and serve for Redis), and would write and parse every read's commands
+// on one goroutine.
 const maxBatchedCmds = 16
 
 // exec runs the commands queued on pipe (from r.pipeline, not used after): in a round trip of
