@@ -276,6 +276,7 @@ const (
 // the dead-letter topic with its reason.
 func TestEndToEndExact(t *testing.T) {
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
+		t.Parallel() // the real broker and kfake at once; the next test waits for both
 		e := newE2E(t, brokers)
 		records, want := generate(1, e2eReports, e2eUsers, time.Now())
 		poison := []e2e.Record{
@@ -308,6 +309,7 @@ func TestEndToEndExact(t *testing.T) {
 // again: the results are exactly those of an uninterrupted run.
 func TestCrashRecoveryIsExact(t *testing.T) {
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
+		t.Parallel() // the real broker and kfake at once; the next test waits for both
 		e := newE2E(t, brokers)
 		records, want := generate(2, e2eReports, e2eUsers, time.Now())
 		p := e.start("processor-1")
@@ -334,6 +336,7 @@ func TestCrashRecoveryIsExact(t *testing.T) {
 // the other takes its partitions over.
 func TestRebalanceIsExact(t *testing.T) {
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
+		t.Parallel() // the real broker and kfake at once; the next test waits for both
 		e := newE2E(t, brokers)
 		records, want := generate(3, e2eReports, e2eUsers, time.Now())
 		e.start("processor-a")
