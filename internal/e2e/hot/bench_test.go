@@ -50,7 +50,10 @@ import (
 // ClickHouse's history every window up to it; cpu-us/query is this process's CPU time over the
 // same interval per query; tail-ms is how long the end took after the hot group's callback of
 // the last input record (commits, the last windows' way through the merge to the stores, and
-// waitDone's own polling). Run it once: -benchtime 1x. With RANKSTREAM_HOT_PROFILE=<folder> set,
+// waitDone's own polling). input-queries/s is the rate from the hot group's first callback to
+// its callback of the last input record, counted as goka-noop/s is (from the first to the n-th
+// record), and input-goka-ratio its ratio to goka-noop/s: the routing of the input alone,
+// without the end (tail-ms) that goka-ratio includes. Run it once: -benchtime 1x. With RANKSTREAM_HOT_PROFILE=<folder> set,
 // the timed part's CPU profile, block profile (every blocking event), mutex profile and
 // execution trace are saved there (hot.cpu.pprof, hot.block.pprof, hot.mutex.pprof,
 // hot.trace): where the time goes and where the goroutines wait; and the allocation profile
@@ -100,6 +103,7 @@ func BenchmarkHotThroughput(b *testing.B) {
 	})
 	done := p.waitDone(n, firstEnd, lastEnd, 5*time.Minute)
 	path := float64(n) / done.Sub(time.Unix(0, began.Load())).Seconds()
+	input := float64(n-1) / time.Unix(0, lastIn.Load()).Sub(time.Unix(0, began.Load())).Seconds()
 	tail := done.Sub(time.Unix(0, lastIn.Load()))
 	cpu := processCPU(b) - cpu0
 	b.StopTimer()
@@ -120,6 +124,8 @@ func BenchmarkHotThroughput(b *testing.B) {
 	b.ReportMetric(path/raw, "ratio")
 	b.ReportMetric(ceiling, "goka-noop/s")
 	b.ReportMetric(path/ceiling, "goka-ratio")
+	b.ReportMetric(input, "input-queries/s")
+	b.ReportMetric(input/ceiling, "input-goka-ratio")
 	b.ReportMetric(float64(cpu.Nanoseconds())/1e3/n, "cpu-us/query")
 	b.ReportMetric(float64(tail.Milliseconds()), "tail-ms")
 	b.ReportMetric(float64(noopCPU.Nanoseconds())/1e3/n, "goka-noop-cpu-us/record")
