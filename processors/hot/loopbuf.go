@@ -94,9 +94,12 @@ func newLoopBuffer(ctx context.Context, produce produceFunc, topic string, keys 
 }
 
 // run flushes the buffer when its oldest record waited flushEvery, and once more when the
-// session ends; grace (endGrace) later, the records still unacknowledged fail.
+// session ends; grace (endGrace) later, the records still unacknowledged fail. It wakes every
+// flushEvery, and in between at the moment the oldest record is due (timeUntilDue), so that
+// no record waits longer than flushEvery (a ticker of half of it let records wait up to 1.5
+// times as long).
 func (b *loopBuffer) run(session context.Context) {
-	t := time.NewTicker(flushEvery / 2)
+	t := time.NewTimer(flushEvery)
 	defer t.Stop()
 	for {
 		select {
@@ -109,15 +112,27 @@ func (b *loopBuffer) run(session context.Context) {
 			return
 		case now := <-t.C:
 			b.mu.Lock()
-			if b.commit != nil && now.Sub(b.since) >= flushEvery {
+			wait := timeUntilDue(b.commit != nil, b.since, now)
+			if wait == 0 {
 				b.flushLocked(flushTime)
+				wait = flushEvery
 			} else {
 				b.metrics.pending.Add(float64(b.queries - b.shown))
 				b.shown = b.queries
 			}
 			b.mu.Unlock()
+			t.Reset(wait)
 		}
 	}
+}
+
+// timeUntilDue is how long after now the buffer's oldest record, buffered since since, has
+// waited flushEvery: 0 when it has, flushEvery when nothing is buffered.
+func timeUntilDue(buffered bool, since, now time.Time) time.Duration {
+	if !buffered {
+		return flushEvery
+	}
+	return max(since.Add(flushEvery).Sub(now), 0)
 }
 
 // add buffers the term of input record offset for loop partition q (term "": a record that

@@ -278,6 +278,29 @@ func TestLoopBufferFlushes(t *testing.T) {
 	})
 }
 
+// TestTimeUntilDue: the buffer's goroutine wakes when its oldest record has waited flushEvery,
+// not later (a ticker of half of it flushed records up to 1.5 times flushEvery old).
+func TestTimeUntilDue(t *testing.T) {
+	now := time.Unix(1_000, 0)
+	for _, c := range []struct {
+		name     string
+		buffered bool
+		age      time.Duration // of the oldest record
+		want     time.Duration
+	}{
+		{"nothing buffered: the next regular wake", false, 0, flushEvery},
+		{"nothing buffered, an old since ignored", false, time.Hour, flushEvery},
+		{"just buffered", true, 0, flushEvery},
+		{"buffered a while: the rest of its wait", true, flushEvery / 5, flushEvery - flushEvery/5},
+		{"due to the nanosecond", true, flushEvery, 0},
+		{"overdue", true, 3 * flushEvery, 0},
+	} {
+		if got := timeUntilDue(c.buffered, now.Add(-c.age), now); got != c.want {
+			t.Errorf("%s: timeUntilDue = %s, want %s", c.name, got, c.want)
+		}
+	}
+}
+
 // TestInflight: a checkpoint's wait for the partials returns once all are acknowledged, with
 // the first failure, or when its context ends first.
 func TestInflight(t *testing.T) {

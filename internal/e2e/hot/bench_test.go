@@ -50,10 +50,20 @@ import (
 // ClickHouse's history every window up to it; cpu-us/query is this process's CPU time over the
 // same interval per query; tail-ms is how long the end took after the hot group's callback of
 // the last input record (commits, the last windows' way through the merge to the stores, and
-// waitDone's own polling). Run it once: -benchtime 1x. With RANKSTREAM_HOT_PROFILE=<folder> set,
-// the timed part's CPU profile, block profile (every blocking event), mutex profile and
-// execution trace are saved there (hot.cpu.pprof, hot.block.pprof, hot.mutex.pprof,
-// hot.trace): where the time goes and where the goroutines wait; and the allocation profile
+// waitDone's own polling). input-queries/s is the rate from the hot group's first callback to
+// its callback of the last input record, counted as goka-noop/s is (from the first to the n-th
+// record), and input-goka-ratio its ratio to goka-noop/s: the routing of the input alone,
+// without the end (tail-ms) that goka-ratio includes. cores is the CPU time of cpu-us/query
+// over its wall time (from the groups' start until done): the cores this process used. The
+// servers share the machine: with RANKSTREAM_SERVERS_DIR naming the folder of
+// deploy/local/servers.sh's servers (make bench sets it), their CPU time over the same
+// interval is reported per query too (kafka-cpu-us/query, redis-cpu-us/query,
+// clickhouse-cpu-us/query; in clock ticks of 10 ms), and the broker's over the empty
+// processor's run per record (goka-noop-kafka-cpu-us/record). Run it once: -benchtime 1x.
+// With RANKSTREAM_HOT_PROFILE=<folder> set, the timed part's CPU profile, block profile
+// (every blocking event), mutex profile and execution trace are saved there (hot.cpu.pprof,
+// hot.block.pprof, hot.mutex.pprof, hot.trace): where the time goes and where the goroutines
+// wait; and the allocation profile
 // at its start and end (hot.allocs.base.pprof, hot.allocs.pprof: `go tool pprof
 // -sample_index=alloc_space -base hot.allocs.base.pprof hot.allocs.pprof` is what it
 // allocated).
@@ -86,7 +96,7 @@ func BenchmarkHotThroughput(b *testing.B) {
 	lastOffset := p.lastOffsets()
 	var began, lastIn atomic.Int64 // UnixNano of the hot group's first callback, and of its last input record's
 	b.ResetTimer()
-	cpu0 := processCPU(b)
+	cpu0, servers0, t0 := processCPU(b), testenv.ServersCPU(), time.Now()
 	stopProfile := profileHot(b)
 	p.start(func(ctx goka.Context) {
 		if began.Load() == 0 {
@@ -98,10 +108,11 @@ func BenchmarkHotThroughput(b *testing.B) {
 			}
 		}
 	})
-	done := p.waitDone(n, firstEnd, lastEnd, 5*time.Minute)
+	done := p.waitDone(n, firstEnd, lastEnd, func() bool { return lastIn.Load() != 0 }, 5*time.Minute)
 	path := float64(n) / done.Sub(time.Unix(0, began.Load())).Seconds()
+	input := float64(n-1) / time.Unix(0, lastIn.Load()).Sub(time.Unix(0, began.Load())).Seconds()
 	tail := done.Sub(time.Unix(0, lastIn.Load()))
-	cpu := processCPU(b) - cpu0
+	cpu, servers := processCPU(b)-cpu0, testenv.ServersCPU()
 	b.StopTimer()
 	stopProfile()
 	// A sanity check, not a proof (TestHotSearchSnapshotsAreExact is): the last snapshot is
@@ -112,17 +123,29 @@ func BenchmarkHotThroughput(b *testing.B) {
 
 	raw := testenv.RawConsumeRate(b, p.kc.Brokers, p.topic, n)
 	noop := goka.Group(p.kc.Names.Prefix + "noop")
-	cpu0 = processCPU(b)
+	cpu0, noopServers0 := processCPU(b), testenv.ServersCPU()
 	ceiling := testenv.GokaNoopRate(b, p.kc.Brokers, noop, p.topic, n, p.kc.ProcessorOptions(noop, slog.New(slog.DiscardHandler))...)
-	noopCPU := processCPU(b) - cpu0
+	noopCPU, noopServers := processCPU(b)-cpu0, testenv.ServersCPU()
 	b.ReportMetric(path, "queries/s")
 	b.ReportMetric(raw, "raw-consume/s")
 	b.ReportMetric(path/raw, "ratio")
 	b.ReportMetric(ceiling, "goka-noop/s")
 	b.ReportMetric(path/ceiling, "goka-ratio")
+	b.ReportMetric(input, "input-queries/s")
+	b.ReportMetric(input/ceiling, "input-goka-ratio")
 	b.ReportMetric(float64(cpu.Nanoseconds())/1e3/n, "cpu-us/query")
 	b.ReportMetric(float64(tail.Milliseconds()), "tail-ms")
 	b.ReportMetric(float64(noopCPU.Nanoseconds())/1e3/n, "goka-noop-cpu-us/record")
+	b.ReportMetric(cpu.Seconds()/done.Sub(t0).Seconds(), "cores")
+	for name, end := range servers {
+		if start, ok := servers0[name]; ok {
+			b.ReportMetric(float64((end-start).Nanoseconds())/1e3/n, name+"-cpu-us/query")
+		}
+	}
+	start, ok0 := noopServers0["kafka"]
+	if end, ok := noopServers["kafka"]; ok0 && ok {
+		b.ReportMetric(float64((end-start).Nanoseconds())/1e3/n, "goka-noop-kafka-cpu-us/record")
+	}
 }
 
 // profileHot starts the profiles BenchmarkHotThroughput saves when RANKSTREAM_HOT_PROFILE names
@@ -410,8 +433,10 @@ func (p *hotPipeline) waitPublished(endMs int64, timeout time.Duration) int64 {
 // the snapshot of the window ending at lastEnd (Unix ms) or a later one, and ClickHouse's
 // topk_history every window from firstEnd to lastEnd. It checks every 10 ms, so that the
 // check adds little to a run of about a second, each condition until it holds (they stay
-// true), ClickHouse last.
-func (p *hotPipeline) waitDone(n, firstEnd, lastEnd int64, timeout time.Duration) time.Time {
+// true), ClickHouse last. It starts checking once read returns true (the hot group's callback
+// of the last record of an input partition ran: nothing can be done before), so that its
+// requests to the broker do not take the machine's CPU from the pipeline while it reads.
+func (p *hotPipeline) waitDone(n, firstEnd, lastEnd int64, read func() bool, timeout time.Duration) time.Time {
 	adm := testenv.KafkaAdmin(p.b, p.kc.Brokers)
 	group, slide := string(p.kc.Names.Group(hot.Group)), p.cfg.Slide.Milliseconds()
 	windows := uint64((lastEnd-firstEnd)/slide + 1)
@@ -424,7 +449,7 @@ func (p *hotPipeline) waitDone(n, firstEnd, lastEnd int64, timeout time.Duration
 			p.b.Fatalf("after %s: hot group committed all %d queries %v, Redis holds the window ending %s %v, ClickHouse %d of its %d windows",
 				timeout, n, committed, time.UnixMilli(lastEnd).UTC(), published, inHistory, windows)
 		}
-		if !committed && testenv.Committed(adm, group, p.topic) < n {
+		if !read() || !committed && testenv.Committed(adm, group, p.topic) < n {
 			continue
 		}
 		committed = true
