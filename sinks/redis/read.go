@@ -45,13 +45,13 @@ func (r *Reader) pipeline() goredis.Pipeliner {
 	return r.rdb.Pipeline()
 }
 
-// maxBatchedCmds is the most commands a read sends through the batcher; a read of more (a
-// standing with neighbours on more than 3 shards, a page on more than 8: 1 + 4 and 2 commands
-// a shard) has a round trip of its own even on a batched Reader. Sharing a round trip saves a
-// read of a few commands most of its cost, but one of tens of commands little, while the
-// batcher's one round trip at a time would make Redis wait for serve to parse the replies of
-// the round trip before (and serve for Redis), and would write and parse every read's commands
-// on one goroutine.
+// maxBatchedCmds is the most commands a read sends through the batcher; a read of more (the
+// other shards' part of a standing with neighbours on more than 5 shards, a page on more than
+// 8: 4 and 2 commands a shard) has a round trip of its own even on a batched Reader. Sharing
+// a round trip saves a read of a few commands most of its cost, but one of tens of commands
+// little, while the batcher's one round trip at a time would make Redis wait for serve to
+// parse the replies of the round trip before (and serve for Redis), and would write and parse
+// every read's commands on one goroutine.
 const maxBatchedCmds = 16
 
 // exec runs the commands queued on pipe (from r.pipeline, not used after): in a round trip of
