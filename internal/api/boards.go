@@ -266,16 +266,13 @@ func (s *Server) boardMember(ctx context.Context, name string, r request) (any, 
 	return st, nil
 }
 
-// standingError maps a standing read's error: 404 when the member is not on the board, 503
-// when its entry moved during the read.
+// standingError maps a standing read's error: 404 when the member is not on the board.
 func standingError(err error, member, boardName string) error {
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, rsredis.ErrNotRanked):
 		return &apiError{http.StatusNotFound, "member " + echo(member) + " is not on board " + boardName}
-	case errors.Is(err, rsredis.ErrBoardChanged):
-		return &apiError{http.StatusServiceUnavailable, rsredis.ErrBoardChanged.Error()}
 	}
 	return fmt.Errorf("api: %w", err)
 }

@@ -55,49 +55,65 @@ func (r *Reader) BoardPage(ctx context.Context, ref BoardRef, offset, limit int)
 }
 
 // BoardStanding returns the size of a score board and the member's row with up to n rows
-// above and below it (ascending rank). The member's rank is exact on a sharded board: one
-// plus the entries before its entry in every shard. It fails with ErrNotRanked when the
-// member is not on the board, and with ErrBoardChanged when its entry changed between the
-// two round trips.
+// above and below it (ascending rank). The member's shard is read atomically in one round
+// trip (standingScript: its entry, rank in the shard, size and neighbours); on a board of one
+// shard that is the answer. On a sharded board, a second round trip reads every other shard's
+// size, entries before the member's entry (ZLEXCOUNT) and n entries on each side of it, and
+// the rank is exact: one plus the entries before its entry in every shard. It fails with
+// ErrNotRanked when the member is not on the board.
 func (r *Reader) BoardStanding(ctx context.Context, ref BoardRef, member string, n int) (total int64, rows []Ranked, err error) {
 	if n < 0 || n > MaxBoardNeighbors || ref.Shards < 1 {
 		return 0, nil, fmt.Errorf("%w: %d neighbours (at most %d), %d shards", ErrBoardBounds, n, MaxBoardNeighbors, ref.Shards)
 	}
 	own := ShardOf(member, ref.Shards)
-	pipe := r.pipeline()
-	prefixCmd := pipe.HGet(ctx, ScoreBoardMembersKey(ref, own), member)
-	err = r.exec(ctx, pipe)
+	ownKey := ScoreBoardKey(ref, own)
+	st, err := r.standing(ctx, []string{ownKey, ScoreBoardMembersKey(ref, own)}, member, n)
 	if errors.Is(err, goredis.Nil) {
-		return 0, nil, fmt.Errorf("redis: member of %s: %w", ScoreBoardKey(ref, own), ErrNotRanked)
+		return 0, nil, fmt.Errorf("redis: member of %s: %w", ownKey, ErrNotRanked)
 	}
 	if err != nil {
-		return 0, nil, fmt.Errorf("redis: score board member %s: %w", ScoreBoardKey(ref, own), err)
+		return 0, nil, fmt.Errorf("redis: score board member %s: %w", ownKey, err)
 	}
-	entry := prefixCmd.Val() + member
+	entries := make([]string, len(st.entries))
+	for i, e := range st.entries {
+		entries[i], _ = e.(string)
+	}
+	at := int(st.pos - st.first) // the member's entry
+	if at >= len(entries) {
+		return 0, nil, fmt.Errorf("redis: score board member %s: the standing script replied %d entries from %d, the member at %d", ownKey, len(entries), st.first, st.pos)
+	}
+	if ref.Shards == 1 {
+		rows, err = rankedEntries(entries, st.first+1)
+		return st.card, rows, err
+	}
+	entry := entries[at]
 	excl := "(" + entry // the entry as an exclusive bound of ZLEXCOUNT and the ranges by lex
-	pipe = r.pipeline()
-	pipe.ZScore(ctx, ScoreBoardKey(ref, own), entry) // redis.Nil if the entry is gone
-	cards := make([]*goredis.IntCmd, ref.Shards)
-	before := make([]*goredis.IntCmd, ref.Shards)
-	above := make([]*goredis.StringSliceCmd, ref.Shards)
-	below := make([]*goredis.StringSliceCmd, ref.Shards)
+	pipe := r.pipeline()
+	cards := make([]*goredis.IntCmd, 0, ref.Shards-1)
+	before := make([]*goredis.IntCmd, 0, ref.Shards-1)
+	above := make([]*goredis.StringSliceCmd, 0, ref.Shards-1)
+	below := make([]*goredis.StringSliceCmd, 0, ref.Shards-1)
 	for i := range ref.Shards {
+		if i == own {
+			continue
+		}
 		key := ScoreBoardKey(ref, i)
-		cards[i] = pipe.ZCard(ctx, key)
-		before[i] = pipe.ZLexCount(ctx, key, "-", excl)
+		cards = append(cards, pipe.ZCard(ctx, key))
+		before = append(before, pipe.ZLexCount(ctx, key, "-", excl))
 		if n > 0 {
-			above[i] = pipe.ZRevRangeByLex(ctx, key, &goredis.ZRangeBy{Max: excl, Min: "-", Count: int64(n)})
-			below[i] = pipe.ZRangeByLex(ctx, key, &goredis.ZRangeBy{Min: excl, Max: "+", Count: int64(n)})
+			above = append(above, pipe.ZRevRangeByLex(ctx, key, &goredis.ZRangeBy{Max: excl, Min: "-", Count: int64(n)}))
+			below = append(below, pipe.ZRangeByLex(ctx, key, &goredis.ZRangeBy{Min: excl, Max: "+", Count: int64(n)}))
 		}
 	}
-	if err := r.exec(ctx, pipe); errors.Is(err, goredis.Nil) {
-		return 0, nil, fmt.Errorf("redis: member of %s: %w", ScoreBoardKey(ref, own), ErrBoardChanged)
-	} else if err != nil {
-		return 0, nil, fmt.Errorf("redis: score board member %s: %w", ScoreBoardKey(ref, own), err)
+	if err := r.exec(ctx, pipe); err != nil {
+		return 0, nil, fmt.Errorf("redis: score board member %s: %w", ownKey, err)
 	}
-	rank := int64(1)
-	var ups, downs [][]string
-	for i := range ref.Shards {
+	// The own shard's entries as of the first round trip, the others' as of the second: each
+	// shard holds other members, so the rows are distinct and ranked as of those reads.
+	slices.Reverse(entries[:at]) // descending, as the other shards' entries above
+	ups, downs := [][]string{entries[:at]}, [][]string{entries[at+1:]}
+	total, rank := st.card, 1+st.pos
+	for i := range cards {
 		total += cards[i].Val()
 		rank += before[i].Val()
 		if n > 0 {

@@ -45,13 +45,13 @@ func (r *Reader) pipeline() goredis.Pipeliner {
 	return r.rdb.Pipeline()
 }
 
-// maxBatchedCmds is the most commands a read sends through the batcher; a read of more (a
-// standing with neighbours on more than 3 shards, a page on more than 8: 1 + 4 and 2 commands
-// a shard) has a round trip of its own even on a batched Reader. Sharing a round trip saves a
-// read of a few commands most of its cost, but one of tens of commands little, while the
-// batcher's one round trip at a time would make Redis wait for serve to parse the replies of
-// the round trip before (and serve for Redis), and would write and parse every read's commands
-// on one goroutine.
+// maxBatchedCmds is the most commands a read sends through the batcher; a read of more (the
+// other shards' part of a standing with neighbours on more than 5 shards, a page on more than
+// 8: 4 and 2 commands a shard) has a round trip of its own even on a batched Reader. Sharing
+// a round trip saves a read of a few commands most of its cost, but one of tens of commands
+// little, while the batcher's one round trip at a time would make Redis wait for serve to
+// parse the replies of the round trip before (and serve for Redis), and would write and parse
+// every read's commands on one goroutine.
 const maxBatchedCmds = 16
 
 // exec runs the commands queued on pipe (from r.pipeline, not used after): in a round trip of
@@ -83,12 +83,8 @@ type Ranked struct {
 	ReachedMs int64 // when the member reached the score (the tie-breaker), epoch ms
 }
 
-var (
-	// ErrNotRanked: the member is not on the board.
-	ErrNotRanked = errors.New("not on the board")
-	// ErrBoardChanged: the board changed between the reads of one answer; asking again helps.
-	ErrBoardChanged = errors.New("board changed during the read; retry")
-)
+// ErrNotRanked: the member is not on the board.
+var ErrNotRanked = errors.New("not on the board")
 
 // StepsBoard is the Redis key of a day's steps board: the global one, or a region's.
 func StepsBoard(day board.Day, region string) string {
@@ -118,33 +114,28 @@ func (r *Reader) StepsPage(ctx context.Context, day board.Day, region string, of
 }
 
 // StepsStanding returns the size of a day's steps board and the member's row with up to n
-// rows above and below it (ascending rank). It fails with ErrNotRanked when the member is not
-// on the board, and with ErrBoardChanged when the board changed between its two reads so that
-// the member fell out of the rows read.
+// rows above and below it (ascending rank), read atomically in one round trip
+// (standingScript). It fails with ErrNotRanked when the member is not on the board.
 func (r *Reader) StepsStanding(ctx context.Context, day board.Day, region, member string, n int) (total int64, rows []Ranked, err error) {
 	key := StepsBoard(day, region)
-	pipe := r.pipeline()
-	rk := pipe.ZRevRank(ctx, key, member)
-	card := pipe.ZCard(ctx, key)
-	if err := r.exec(ctx, pipe); err != nil && !errors.Is(err, goredis.Nil) {
-		return 0, nil, fmt.Errorf("redis: steps member %s: %w", key, err)
-	}
-	if errors.Is(rk.Err(), goredis.Nil) {
+	st, err := r.standing(ctx, []string{key}, member, n)
+	if errors.Is(err, goredis.Nil) {
 		return 0, nil, fmt.Errorf("redis: member of %s: %w", key, ErrNotRanked)
 	}
-	from := max(0, rk.Val()-int64(n))
-	pipe = r.pipeline()
-	pageCmd := pipe.ZRevRangeWithScores(ctx, key, from, rk.Val()+int64(n))
-	if err := r.exec(ctx, pipe); err != nil {
+	if err != nil {
 		return 0, nil, fmt.Errorf("redis: steps member %s: %w", key, err)
 	}
-	rows = ranked(day, from+1, pageCmd.Val())
-	for _, row := range rows {
-		if row.Member == member {
-			return card.Val(), rows, nil
+	c := board.DayComposite(day)
+	rows = make([]Ranked, len(st.entries)/2)
+	for i := range rows {
+		m, _ := st.entries[2*i].(string)
+		v, err := st.scoreAt(2*i + 1)
+		if err != nil {
+			return 0, nil, fmt.Errorf("redis: steps member %s: %w", key, err)
 		}
+		rows[i] = stepsRanked(c, st.first+1+int64(i), m, v)
 	}
-	return 0, nil, fmt.Errorf("redis: steps member %s: %w", key, ErrBoardChanged)
+	return st.card, rows, nil
 }
 
 // ranked decodes rows of a day's steps board, the first at rank first.
@@ -152,11 +143,16 @@ func ranked(day board.Day, first int64, rows []goredis.Z) []Ranked {
 	c := board.DayComposite(day)
 	out := make([]Ranked, len(rows))
 	for i, z := range rows {
-		score, reached := c.Decode(z.Score)
 		m, _ := z.Member.(string)
-		out[i] = Ranked{Rank: first + int64(i), Member: m, Score: score, ReachedMs: reached}
+		out[i] = stepsRanked(c, first+int64(i), m, z.Score)
 	}
 	return out
+}
+
+// stepsRanked is the row of member at rank on a steps board whose composite is c, from its score.
+func stepsRanked(c board.Composite, rank int64, member string, score float64) Ranked {
+	steps, reached := c.Decode(score)
+	return Ranked{Rank: rank, Member: member, Score: steps, ReachedMs: reached}
 }
 
 // HotSnapshot returns the latest snapshot of a Top-K stream (HotKey); nil when there is none.
