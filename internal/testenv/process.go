@@ -169,18 +169,35 @@ func PidCPU(pid int, name string) (time.Duration, error) {
 	if err != nil {
 		return 0, fmt.Errorf("testenv: cpu of %s: %w", name, err)
 	}
-	// The fields after the command name (which may hold spaces) start after its ')'.
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	d, ok := statCPU(string(b))
+	if !ok {
+		return 0, fmt.Errorf("testenv: cpu of %s: /proc stat %q", name, b)
+	}
+	return d, nil
+}
+
+// clockTick is Linux's USER_HZ, the unit of the CPU times in /proc/<pid>/stat (100 on every
+// mainstream kernel and architecture).
+const clockTick = 10 * time.Millisecond
+
+// statCPU returns the user and system CPU time in a /proc/<pid>/stat line. The command name,
+// in parentheses, may hold spaces and parentheses: utime and stime are the 12th and 13th
+// fields after its last ')' (fields 14 and 15 of proc(5)).
+func statCPU(stat string) (time.Duration, bool) {
+	end := strings.LastIndexByte(stat, ')')
+	if end < 0 {
+		return 0, false
+	}
+	f := strings.Fields(stat[end+1:])
 	if len(f) < 13 {
-		return 0, fmt.Errorf("testenv: cpu of %s: short /proc stat", name)
+		return 0, false
 	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	user, err1 := strconv.ParseInt(f[11], 10, 64)
+	sys, err2 := strconv.ParseInt(f[12], 10, 64)
 	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("testenv: cpu of %s: %q %q", name, f[11], f[12])
+		return 0, false
 	}
-	const ticks = 100 // USER_HZ on Linux
-	return time.Duration(utime+stime) * time.Second / ticks, nil
+	return time.Duration(user+sys) * clockTick, true
 }
 
 // Output is everything the process printed so far.

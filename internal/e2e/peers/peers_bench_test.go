@@ -4,7 +4,6 @@ package peers
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"maps"
@@ -441,24 +440,13 @@ func (c *child) stop(t testing.TB) {
 	}
 }
 
-// clockTick is the unit of utime and stime in /proc/<pid>/stat (USER_HZ, 100 on Linux).
-const clockTick = 10 * time.Millisecond
-
 // cpu returns the child's user+system CPU time so far.
 func (c *child) cpu(t testing.TB) time.Duration {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid))
+	d, err := testenv.PidCPU(c.cmd.Process.Pid, c.name)
 	if err != nil {
-		t.Fatalf("%s: %v", c.name, err)
+		t.Fatal(err)
 	}
-	// The fields after the command name (in parentheses, which may hold spaces): state is
-	// field 3 of the whole line, utime 14 and stime 15.
-	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		t.Fatalf("%s: /proc stat %q", c.name, stat)
-	}
-	return time.Duration(utime+stime) * clockTick
+	return d
 }
 
 // peakRSS returns the child's VmHWM in bytes.

@@ -2,7 +2,6 @@ package testenv
 
 import (
 	"os"
-	"strconv"
 	"testing"
 	"time"
 )
@@ -25,7 +24,7 @@ func TestStatCPU(t *testing.T) {
 			t.Errorf("%s: statCPU = %s %v, want %s %v", c.name, got, ok, c.want, c.ok)
 		}
 	}
-	if _, ok := pidCPU(strconv.Itoa(os.Getpid())); !ok {
-		t.Error("this process's /proc/<pid>/stat unreadable")
+	if _, err := PidCPU(os.Getpid(), "the test"); err != nil {
+		t.Error(err)
 	}
 }
