@@ -45,8 +45,8 @@ type SliceCosts struct {
 	// PeakRSSMiB is the process's peak resident memory so far (VmHWM).
 	PeakRSSMiB float64
 	// BrokerCPUMicros is the broker's CPU per record (the producing of the input included),
-	// when RANKSTREAM_SLICE_BROKER_PID names the broker's process (deploy/local/servers.sh
-	// keeps it in kafka.pid of its folder); 0 otherwise.
+	// when RANKSTREAM_SERVERS_DIR names the folder of deploy/local/servers.sh's servers (make
+	// test and make bench set it; ServersCPU); 0 otherwise.
 	BrokerCPUMicros float64
 }
 
@@ -59,7 +59,7 @@ func (s Slice) Measure(b *testing.B, n int) SliceCosts {
 	s.Produce(0, 1)
 	WaitCommitted(b, s.Admin, s.Group, s.Topic, 1, 5*time.Minute)
 	cpu0, rcpu0, rcmd0, rw0 := s.cpu(b), RedisCPU(b, s.Redis), redisCommands(b, s.Redis), redisWrites(b, s.Redis)
-	bcpu0 := brokerCPU(b)
+	bcpu0 := brokerCPU()
 	b.ResetTimer()
 	start := time.Now()
 	stopProfile := s.profile(b)
@@ -76,7 +76,7 @@ func (s Slice) Measure(b *testing.B, n int) SliceCosts {
 		RedisWrites:    float64(redisWrites(b, s.Redis)-rw0) / float64(n-1),
 	}
 	if bcpu0 >= 0 {
-		c.BrokerCPUMicros = per(brokerCPU(b) - bcpu0)
+		c.BrokerCPUMicros = per(brokerCPU() - bcpu0)
 	}
 	stopProfile()
 	peak, err := s.Process.PeakRSS()
@@ -184,22 +184,13 @@ func (c SliceCosts) Report(b *testing.B, unit string) {
 	}
 }
 
-// brokerCPU is the CPU time so far of the broker whose process RANKSTREAM_SLICE_BROKER_PID
-// names, -1 when it is not set.
-func brokerCPU(b *testing.B) time.Duration {
-	v := os.Getenv("RANKSTREAM_SLICE_BROKER_PID")
-	if v == "" {
-		return -1
+// brokerCPU is the CPU time so far of the broker of deploy/local/servers.sh's folder
+// (ServersCPU), -1 when RANKSTREAM_SERVERS_DIR does not name one.
+func brokerCPU() time.Duration {
+	if d, ok := ServersCPU()["kafka"]; ok {
+		return d
 	}
-	pid, err := strconv.Atoi(v)
-	if err != nil {
-		b.Fatalf("testenv: RANKSTREAM_SLICE_BROKER_PID=%q: %v", v, err)
-	}
-	d, err := PidCPU(pid, "broker")
-	if err != nil {
-		b.Fatal(err)
-	}
-	return d
+	return -1
 }
 
 func (s Slice) cpu(b *testing.B) time.Duration {
