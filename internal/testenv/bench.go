@@ -127,17 +127,41 @@ func RawProduceRate(t testing.TB, brokers []string, records []*kgo.Record) float
 // second. It fails the test if the processor stops or takes more than 5 minutes.
 func GokaNoopRate(t testing.TB, brokers []string, group goka.Group, topic string, n int, opts ...goka.ProcessorOption) float64 {
 	t.Helper()
+	return gokaRate(t, brokers, group, topic, n, false, opts...)
+}
+
+// GokaTableRate is GokaNoopRate for a processor with a group table whose callback reads its
+// key's value and stores the record's value in its place (ctx.Value, ctx.SetValue): the least
+// a processor merging each record into a state per key pays per record, the table's read and
+// write and its changelog's produce. The processor does not
+// wait for the changelog's acknowledgements before it returns.
+func GokaTableRate(t testing.TB, brokers []string, group goka.Group, topic string, n int, opts ...goka.ProcessorOption) float64 {
+	t.Helper()
+	return gokaRate(t, brokers, group, topic, n, true, opts...)
+}
+
+// gokaRate runs GokaNoopRate's processor, with a group table if table.
+func gokaRate(t testing.TB, brokers []string, group goka.Group, topic string, n int, table bool, opts ...goka.ProcessorOption) float64 {
+	t.Helper()
 	var count, first atomic.Int64
 	done := make(chan struct{})
-	graph := goka.DefineGroup(group, goka.Input(goka.Stream(topic), new(codec.Bytes), func(goka.Context, any) {
+	edges := []goka.Edge{goka.Input(goka.Stream(topic), new(codec.Bytes), func(ctx goka.Context, msg any) {
+		if table {
+			ctx.Value() // read, decoded and dropped: a merge's read
+			ctx.SetValue(msg)
+		}
 		if count.Add(1) == 1 {
 			first.Store(time.Now().UnixNano())
 		}
 		if count.Load() == int64(n) {
 			close(done)
 		}
-	}))
-	proc, err := goka.NewProcessor(brokers, graph, opts...)
+	})}
+	if table {
+		edges = append(edges, goka.Persist(new(codec.Bytes)))
+		createChangelog(t, brokers, topic, goka.GroupTable(group))
+	}
+	proc, err := goka.NewProcessor(brokers, goka.DefineGroup(group, edges...), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,14 +171,31 @@ func GokaNoopRate(t testing.TB, brokers []string, group goka.Group, topic string
 	select {
 	case <-done:
 	case err := <-stopped:
-		t.Fatalf("testenv: no-op processor stopped: %v", err)
+		t.Fatalf("testenv: goka processor %s stopped: %v", group, err)
 	case <-time.After(5 * time.Minute):
-		t.Fatalf("testenv: no-op processor consumed %d of %d records in 5 minutes", count.Load(), n)
+		t.Fatalf("testenv: goka processor %s consumed %d of %d records in 5 minutes", group, count.Load(), n)
 	}
 	rate := float64(n-1) / time.Since(time.Unix(0, first.Load())).Seconds()
 	cancel()
 	<-stopped
 	return rate
+}
+
+// createChangelog creates a group table's changelog topic with as many partitions as the
+// group's input topic, compacted as the real processors' tables are.
+func createChangelog(t testing.TB, brokers []string, input string, changelog goka.Table) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	adm := KafkaAdmin(t, brokers)
+	details, err := adm.ListTopics(ctx, input)
+	if err != nil || details[input].Err != nil {
+		t.Fatalf("testenv: describe %s: %v %v", input, err, details[input].Err)
+	}
+	compact := "compact"
+	if _, err := adm.CreateTopic(ctx, int32(len(details[input].Partitions)), -1, map[string]*string{"cleanup.policy": &compact}, string(changelog)); err != nil {
+		t.Fatalf("testenv: create %s: %v", changelog, err)
+	}
 }
 
 // ProcessCPU is the CPU time (user and system, the garbage collector's included) this process

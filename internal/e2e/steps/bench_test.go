@@ -32,8 +32,15 @@ func BenchmarkSliceThroughput(b *testing.B) {
 	b.ReportMetric(raw, "raw-consume/s")
 	b.ReportMetric(rate/raw, "ratio")
 	g := goka.Group(e.kc.Names.Prefix + "noop")
+	cpu0 := testenv.ProcessCPU(b)
 	ceiling := testenv.GokaNoopRate(b, e.kc.Brokers, g, topic, n, e.kc.ProcessorOptions(g, slog.New(slog.DiscardHandler))...)
+	cpu1 := testenv.ProcessCPU(b)
 	b.ReportMetric(ceiling, "goka-noop/s")
+	b.ReportMetric(float64((cpu1-cpu0).Nanoseconds())/1e3/n, "goka-noop-cpu-µs/record")
+	g = goka.Group(e.kc.Names.Prefix + "table")
+	table := testenv.GokaTableRate(b, e.kc.Brokers, g, topic, n, e.kc.ProcessorOptions(g, slog.New(slog.DiscardHandler))...)
+	b.ReportMetric(table, "goka-table/s")
+	b.ReportMetric(float64((testenv.ProcessCPU(b)-cpu1).Nanoseconds())/1e3/n, "goka-table-cpu-µs/record")
 }
 
 // BenchmarkMidnightSurge: the reports of 200k users over one simulated day (UTC), with
