@@ -54,7 +54,7 @@ type processor struct {
 	Config
 	dlq      goka.Stream
 	quarant  goka.Stream
-	sent     *sent // what was handed to the sink, per partition, since the last rebalance
+	claims   *claims // the partitions' claims, which the days' states name when handed
 	in       prometheus.Counter
 	skipped  prometheus.Counter
 	outcomes [3]prometheus.Counter // by Outcome
@@ -65,7 +65,7 @@ func Graph(cfg Config) *goka.GroupGraph { return newProcessor(cfg).graph() }
 
 func newProcessor(cfg Config) *processor {
 	group, topic := string(cfg.Names.Group(Group)), string(cfg.Names.Stream(topics.StepsReported))
-	p := &processor{Config: cfg, dlq: cfg.Names.Stream(topics.DLQ), quarant: cfg.Names.Stream(topics.StepsQuarantine), sent: new(sent),
+	p := &processor{Config: cfg, dlq: cfg.Names.Stream(topics.DLQ), quarant: cfg.Names.Stream(topics.StepsQuarantine), claims: new(claims),
 		in: obs.EventsIn(group, topic), skipped: obs.StepsWritesSkipped}
 	for _, o := range []Outcome{Improved, Duplicate, Stale} {
 		p.outcomes[o] = obs.EventsOutcome(group, topic, o.String())
@@ -87,7 +87,7 @@ func (p *processor) graph() *goka.GroupGraph {
 // (kafka.Config.ProcessorOptions) or, in tests, goka.WithTester.
 func Run(ctx context.Context, cfg Config, brokers []string, opts ...goka.ProcessorOption) error {
 	p := newProcessor(cfg)
-	opts = append(slices.Clip(opts), goka.WithRebalanceCallback(func(goka.Assignment) { p.sent.rebalanced() }))
+	opts = append(slices.Clip(opts), goka.WithRebalanceCallback(func(goka.Assignment) { p.claims.rebalanced() }))
 	return kafka.RunGraph(ctx, "steps processor", brokers, p.graph(), cfg.Log, opts...)
 }
 
@@ -126,19 +126,20 @@ func (p *processor) process(ctx goka.Context, msg any) {
 		return
 	}
 	p.outcomes[res.Outcome].Inc()
-	// Write back whatever changed, a stale report's request id included: a request id merged
-	// once must change nothing afterwards, whatever its outcome was.
-	if res.Changed {
+	// A valid record hands its day's whole effect (value, region and the regions left) to the
+	// sink, improved or not, unless it left the effect as this processor handed it in its
+	// current claim of the partition (claims): after a crash or a rebalance the table may
+	// already hold a change whose store write never happened, and the first record of the
+	// day must still write it. The user is the record's key (equal to r.UserID, which shares
+	// its memory with the whole value).
+	newClaim := s.MarkHanded(res.Day.Day, p.claims.of(ctx.Partition()))
+	// Write back whatever changed, a stale report's request id and the claim included: a
+	// request id merged once must change nothing afterwards, whatever its outcome was.
+	if res.Changed || newClaim {
 		ctx.SetValue(s) // encoded at once: s is not kept
 	}
-	// A valid record hands its day's whole effect (value, region and the regions left) to the
-	// sink, improved or not, unless it left the effect as this processor handed it since it
-	// took the partition (sent): after a crash or a rebalance the table may already hold a change whose
-	// store write never happened, and the first record of the day must still write it. The
-	// user is the record's key (equal to r.UserID, which shares its memory with the whole
-	// value).
 	release(s) // res.Day.Left is a list decode made for s alone, never reused
-	if !p.sent.fresh(ctx.Partition(), ctx.Key(), res.Day.Day, res.Outcome == Improved) {
+	if !newClaim && res.Outcome != Improved {
 		p.skipped.Inc()
 		p.Sink.Submit(nil, done) // acknowledged once everything handed before it is stored
 		return

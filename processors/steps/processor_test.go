@@ -104,7 +104,8 @@ func TestProcessorMergesAndStoresDays(t *testing.T) {
 	}
 	// The stale report (c) and the duplicate (b again) were acknowledged without a write: this
 	// processor had handed their day's effect already (a processor that did not, after a
-	// rebalance or a crash, re-sends it: TestSentForgetsAtARebalance, TestCrashRecoveryIsExact).
+	// rebalance or a crash, re-sends it: TestARestoredDayIsHandedAgainOnce,
+	// TestCrashRecoveryIsExact).
 	if u := h.sink.last(); u != nil {
 		t.Fatalf("the duplicate handed %+v to the sink, want nothing to write", u)
 	}
@@ -113,6 +114,27 @@ func TestProcessorMergesAndStoresDays(t *testing.T) {
 	}
 	if _, _, ok := h.dlq.Next(); ok {
 		t.Fatal("a valid record went to the dead-letter topic")
+	}
+}
+
+// TestARestoredDayIsHandedAgainOnce: a day whose state names another claim than this
+// processor's (the table restored after a rebalance or a crash) is handed to the sink by its
+// next record, a duplicate included, and only by the first.
+func TestARestoredDayIsHandedAgainOnce(t *testing.T) {
+	h := newHarness(t)
+	const report = `{"request_id":"a","user_id":"u1","steps":100,"ts":"2026-11-30T19:00:00+08:00","tz":"Asia/Shanghai"}`
+	h.consume("u1", report)
+	s := h.state("u1")
+	s.Days[0].HandedIn++ // another processor's claim
+	h.tt.SetTableValue(h.names.Table(steps.Group), "u1", s)
+	h.consume("u1", report)
+	h.consume("u1", report)
+	got := h.sink.written()
+	if len(got) != 2 || got[1].Steps != 100 || got[1].Day != 20261130 {
+		t.Fatalf("updates written = %+v, want the day handed once more after the restore", got)
+	}
+	if h.state("u1").Days[0].HandedIn == s.Days[0].HandedIn {
+		t.Fatal("the re-sent day's state does not name this processor's claim")
 	}
 }
 

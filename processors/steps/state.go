@@ -49,6 +49,10 @@ type DayState struct {
 	Left []string
 	// Requests are hashes of the request ids merged into this day, oldest first.
 	Requests []uint64
+	// HandedIn is the partition claim (see claims) in which the processor last handed this
+	// day's effect to its sink, 0 if none: the effect was handed as it is now, since every
+	// change of it is handed in the claim that makes it.
+	HandedIn uint64
 }
 
 // Update returns the day's whole effect for user's boards, as the processor hands it to its
@@ -229,16 +233,30 @@ func (s *State) prune(oldest board.Day) bool {
 	return n > 0
 }
 
-// Versions of the state's encoding. Version 1 had no region key and no regions left; it is
-// still decoded (its region counts as reached with the day's value).
+// MarkHanded records that day's effect, as it is now, is handed to the sink in claim, and
+// tells whether it was not already (the day was handed in another claim, or never); the state
+// changed then, and must be written back.
+func (s *State) MarkHanded(day board.Day, claim uint64) bool {
+	i, found := slices.BinarySearchFunc(s.Days, day, func(d DayState, day board.Day) int { return int(d.Day - day) })
+	if !found || s.Days[i].HandedIn == claim {
+		return false
+	}
+	s.Days[i].HandedIn = claim
+	return true
+}
+
+// Versions of the state's encoding. Version 1 had no region key and no regions left, version
+// 2 no claim a day was handed in; both are still decoded (a version 1 region counts as
+// reached with the day's value, and a day of either was handed in no claim of this version).
 const (
 	stateVersion1 = 1
-	stateVersion  = 2
+	stateVersion2 = 2
+	stateVersion  = 3
 )
 
 // MarshalBinary encodes the state: a version byte, then per day the date, steps, reach time,
-// region (with its steps and reach time when not empty), the regions left and the request
-// hashes, as varints (hashes fixed 8 bytes).
+// region (with its steps and reach time when not empty), the regions left, the request hashes
+// and the claim it was handed in, as varints (hashes and the claim fixed 8 bytes).
 func (s *State) MarshalBinary() ([]byte, error) {
 	b := make([]byte, 0, s.size())
 	b = append(b, stateVersion)
@@ -260,6 +278,7 @@ func (s *State) MarshalBinary() ([]byte, error) {
 		for _, h := range d.Requests {
 			b = binary.LittleEndian.AppendUint64(b, h)
 		}
+		b = binary.LittleEndian.AppendUint64(b, d.HandedIn)
 	}
 	return b, nil
 }
@@ -277,7 +296,7 @@ func (s *State) size() int {
 		for _, l := range d.Left {
 			n += uvarintLen(uint64(len(l))) + len(l)
 		}
-		n += uvarintLen(uint64(len(d.Requests))) + 8*len(d.Requests)
+		n += uvarintLen(uint64(len(d.Requests))) + 8*len(d.Requests) + 8
 	}
 	return n
 }
@@ -307,7 +326,7 @@ func (s *State) UnmarshalBinary(b []byte) error {
 func decodeDays(b []byte, days []DayState) ([]DayState, error) {
 	r := topics.NewBinaryReader(b, ErrCorruptState)
 	v := r.Byte()
-	if v != stateVersion && v != stateVersion1 {
+	if v < stateVersion1 || v > stateVersion {
 		return nil, fmt.Errorf("%w: version %d", ErrCorruptState, v)
 	}
 	n := r.Uvarint(64)
@@ -327,11 +346,11 @@ func decodeDays(b []byte, days []DayState) ([]DayState, error) {
 		switch {
 		case v == stateVersion1 && d.Region != "":
 			d.RegionSteps, d.RegionReachedMs = d.Steps, d.ReachedMs
-		case v == stateVersion && d.Region != "":
+		case v >= stateVersion2 && d.Region != "":
 			d.RegionSteps = r.Varint()
 			d.RegionReachedMs = r.Varint()
 		}
-		if v == stateVersion {
+		if v >= stateVersion2 {
 			if nl := r.Uvarint(MaxRegionsPerDay - 1); nl > 0 {
 				d.Left = make([]string, 0, nl)
 				for range nl {
@@ -351,6 +370,9 @@ func decodeDays(b []byte, days []DayState) ([]DayState, error) {
 			requests = append(requests, binary.LittleEndian.Uint64(r.Bytes(8)))
 		}
 		d.Requests = requests
+		if v >= stateVersion {
+			d.HandedIn = binary.LittleEndian.Uint64(r.Bytes(8))
+		}
 		if len(days) > 1 && d.Day <= days[len(days)-2].Day {
 			r.Check(false)
 		}

@@ -269,6 +269,7 @@ func TestStateBinaryRoundTrip(t *testing.T) {
 	mustApply(t, &s, Report{2, 20261130, 70, 3, ""})
 	mustApply(t, &s, Report{3, 20261130, 80, 4, "us-east"})
 	mustApply(t, &s, Report{4, 20261130, 90, 5, "eu-west"})
+	s.MarkHanded(20261130, 1<<63|5)
 	b, err := s.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
@@ -315,6 +316,27 @@ func TestStateDecodesVersion1(t *testing.T) {
 	}
 }
 
+// stateV2 is stateV1's state as version 2 of the codec wrote it (the region's own steps and
+// reach time, no regions left), handed in no claim.
+var stateV2 = []byte{stateVersion2, 1, 0x89, 0xd2, 0xd4, 0x09, 120, 4, 2, 'e', 'u', 120, 4, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0}
+
+func TestStateDecodesVersion2(t *testing.T) {
+	var s State
+	if err := s.UnmarshalBinary(stateV2); err != nil {
+		t.Fatal(err)
+	}
+	want := State{Days: []DayState{{Day: 20261129, Steps: 60, ReachedMs: 2, Region: "eu", RegionSteps: 60, RegionReachedMs: 2, Requests: []uint64{1}}}}
+	if !reflect.DeepEqual(s, want) {
+		t.Fatalf("version 2 decodes to %+v, want %+v", s, want)
+	}
+	if !s.MarkHanded(20261129, 7) {
+		t.Fatal("a version 2 day counts as handed")
+	}
+	if got := persisted(t, &s); got.Days[0].HandedIn != 7 || s.MarkHanded(20261129, 7) {
+		t.Fatalf("the claim is not kept: %+v", got)
+	}
+}
+
 func FuzzStateUnmarshalBinary(f *testing.F) {
 	var s State
 	s.Apply(Report{1, 20261129, 60, 2, "eu"}, 0)
@@ -322,6 +344,7 @@ func FuzzStateUnmarshalBinary(f *testing.F) {
 	b, _ := s.MarshalBinary()
 	f.Add(b)
 	f.Add(stateV1)
+	f.Add(stateV2)
 	f.Add([]byte{stateVersion, 0xff, 0xff, 0xff})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var s State
