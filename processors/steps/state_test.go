@@ -292,48 +292,33 @@ func TestStateBinaryRoundTrip(t *testing.T) {
 	}
 }
 
-// stateV1 is a state as version 1 of the codec wrote it: one day, 20261129, 60 steps reached
-// at 2 ms in region "eu", request hash 1.
-var stateV1 = []byte{stateVersion1, 1, 0x89, 0xd2, 0xd4, 0x09, 120, 4, 2, 'e', 'u', 1, 1, 0, 0, 0, 0, 0, 0, 0}
+// stateV1 and stateV2 are one state as versions 1 and 2 of the codec wrote it (version 2
+// with the region's own steps and reach time and no regions left): one day, 20261129, 60
+// steps reached at 2 ms in region "eu", request hash 1; decoded, they are stateOld.
+var (
+	stateV1  = []byte{stateVersion1, 1, 0x89, 0xd2, 0xd4, 0x09, 120, 4, 2, 'e', 'u', 1, 1, 0, 0, 0, 0, 0, 0, 0}
+	stateV2  = []byte{stateVersion2, 1, 0x89, 0xd2, 0xd4, 0x09, 120, 4, 2, 'e', 'u', 120, 4, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0}
+	stateOld = State{Days: []DayState{{Day: 20261129, Steps: 60, ReachedMs: 2, Region: "eu", RegionSteps: 60, RegionReachedMs: 2, Requests: []uint64{1}}}}
+)
 
-func TestStateDecodesVersion1(t *testing.T) {
-	var s State
-	if err := s.UnmarshalBinary(stateV1); err != nil {
-		t.Fatal(err)
-	}
-	want := State{Days: []DayState{{Day: 20261129, Steps: 60, ReachedMs: 2, Region: "eu", RegionSteps: 60, RegionReachedMs: 2, Requests: []uint64{1}}}}
-	if !reflect.DeepEqual(s, want) {
-		t.Fatalf("version 1 decodes to %+v, want %+v", s, want)
-	}
-	if res, _ := s.Apply(Report{1, 20261129, 900, 1, "us"}, 0); res.Outcome != Duplicate {
-		t.Fatalf("a request id of a version 1 state is forgotten: %v", res.Outcome)
-	}
-	if res, _ := s.Apply(Report{2, 20261129, 900, 1, "us"}, 0); res.Day.Region != "us" || !slices.Equal(res.Day.Left, []string{"eu"}) {
-		t.Fatalf("moving from a version 1 region: %+v", res.Day)
-	}
-	if got := persisted(t, &s); !reflect.DeepEqual(*got, s) {
-		t.Fatalf("re-encoded as version %d: %+v, want %+v", stateVersion, got, s)
-	}
-}
-
-// stateV2 is stateV1's state as version 2 of the codec wrote it (the region's own steps and
-// reach time, no regions left), handed in no claim.
-var stateV2 = []byte{stateVersion2, 1, 0x89, 0xd2, 0xd4, 0x09, 120, 4, 2, 'e', 'u', 120, 4, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0}
-
-func TestStateDecodesVersion2(t *testing.T) {
-	var s State
-	if err := s.UnmarshalBinary(stateV2); err != nil {
-		t.Fatal(err)
-	}
-	want := State{Days: []DayState{{Day: 20261129, Steps: 60, ReachedMs: 2, Region: "eu", RegionSteps: 60, RegionReachedMs: 2, Requests: []uint64{1}}}}
-	if !reflect.DeepEqual(s, want) {
-		t.Fatalf("version 2 decodes to %+v, want %+v", s, want)
-	}
-	if !s.MarkHanded(20261129, 7) {
-		t.Fatal("a version 2 day counts as handed")
-	}
-	if got := persisted(t, &s); got.Days[0].HandedIn != 7 || s.MarkHanded(20261129, 7) {
-		t.Fatalf("the claim is not kept: %+v", got)
+func TestStateDecodesOlderVersions(t *testing.T) {
+	for v, b := range map[int][]byte{1: stateV1, 2: stateV2} {
+		var s State
+		if err := s.UnmarshalBinary(b); err != nil || !reflect.DeepEqual(s, stateOld) {
+			t.Fatalf("version %d decodes to %+v (%v), want %+v", v, s, err, stateOld)
+		}
+		if !s.MarkHanded(20261129, 7) {
+			t.Fatalf("a version %d day counts as handed", v)
+		}
+		if got := persisted(t, &s); !reflect.DeepEqual(*got, s) || s.MarkHanded(20261129, 7) {
+			t.Fatalf("re-encoded as version %d: %+v, want %+v", stateVersion, got, s)
+		}
+		if res, _ := s.Apply(Report{1, 20261129, 900, 1, "us"}, 0); res.Outcome != Duplicate {
+			t.Fatalf("a request id of a version %d state is forgotten: %v", v, res.Outcome)
+		}
+		if res, _ := s.Apply(Report{2, 20261129, 900, 1, "us"}, 0); res.Day.Region != "us" || !slices.Equal(res.Day.Left, []string{"eu"}) {
+			t.Fatalf("moving from a version %d region: %+v", v, res.Day)
+		}
 	}
 }
 
