@@ -17,10 +17,11 @@ import (
 // BenchmarkSliceThroughput measures, on the real broker and redis-server, reports per second
 // through the whole slice (Kafka → `rankstream process` with its default settings → Redis,
 // counted when the group's committed offsets cover every report, which happens only after
-// Redis acknowledged), beside the raw franz-go consume rate of the same topic and goka's own
-// ceiling (a processor with an empty callback); and what a report costs: CPU of the process,
-// CPU of redis-server, and Redis commands (those run by scripts included). Run it once:
-// -benchtime 1x.
+// Redis acknowledged), beside the raw franz-go consume rate of the same topic, goka's own
+// ceiling (a processor with an empty callback) and its floor for a processor keeping a state
+// per key (testenv.GokaTableRate), each with its CPU per record; and what a report costs: CPU
+// of the process, CPU of redis-server, and Redis commands (those run by scripts included).
+// Run it once: -benchtime 1x.
 func BenchmarkSliceThroughput(b *testing.B) {
 	const n = 1_000_000
 	records := make([]e2e.Record, 0, n)
