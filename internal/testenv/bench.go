@@ -133,8 +133,8 @@ func GokaNoopRate(t testing.TB, brokers []string, group goka.Group, topic string
 // GokaTableRate is GokaNoopRate for a processor with a group table whose callback reads its
 // key's value and stores the record's value in its place (ctx.Value, ctx.SetValue): the least
 // a processor merging each record into a state per key pays per record, the table's read and
-// write and its changelog's produce. The processor does not
-// wait for the changelog's acknowledgements before it returns.
+// write and its changelog's produce. Like GokaNoopRate's, its rate is taken at the n-th
+// callback: the changelog's last records may not be acknowledged yet.
 func GokaTableRate(t testing.TB, brokers []string, group goka.Group, topic string, n int, opts ...goka.ProcessorOption) float64 {
 	t.Helper()
 	return gokaRate(t, brokers, group, topic, n, true, opts...)
