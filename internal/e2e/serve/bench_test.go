@@ -79,7 +79,9 @@ type fixture struct {
 	// on both, one after the other, the base's as base:<board>/<read> (a before/after
 	// comparison in one run).
 	old map[string]string
-	// procs are the serves by base, for their CPU time.
+	// bare is the address of the bare HTTP server (bareHTTP), the floor of any server's HTTP hop.
+	bare string
+	// procs are the serves and the bare server by base, for their CPU time.
 	procs  map[string]*testenv.Process
 	rdb    *goredis.Client // for redis-server's CPU time
 	reader *rsredis.Reader
@@ -142,7 +144,10 @@ func setup(b *testing.B) *fixture {
 	serveNoCache := testenv.StartProcess(b, "serve-nocache", testenv.Rankstream(b), "serve", "--redis", redisURL, "--http", noCacheAddr,
 		"--log-level", "warn", "--boards", file, "--board-cache-ttl", "0")
 	f.base, f.baseNoCache = "http://"+httpAddr, "http://"+noCacheAddr
-	f.procs = map[string]*testenv.Process{f.base: serve, f.baseNoCache: serveNoCache}
+	bareAddr := testenv.FreeAddr(b)
+	f.bare = "http://" + bareAddr
+	f.procs = map[string]*testenv.Process{f.base: serve, f.baseNoCache: serveNoCache,
+		f.bare: testenv.StartProcess(b, "bare-http", os.Args[0], bareHTTPArg, bareAddr)}
 	if bin := os.Getenv("RANKSTREAM_BENCH_BASE_BIN"); bin != "" {
 		f.old = map[string]string{}
 		for i, extra := range [][]string{nil, {"--board-cache-ttl", "0"}} {
@@ -154,7 +159,7 @@ func setup(b *testing.B) *fixture {
 		}
 	}
 	f.rdb = rdb
-	for base := range f.procs {
+	for base := range f.procs { // the bare server answers /readyz as any path
 		testenv.WaitFor(b, 30*time.Second, "serve ready", func() bool {
 			resp, err := http.Get(base + "/readyz")
 			if err != nil {
@@ -328,20 +333,33 @@ func closedLoop(d time.Duration, worker func() func() error) (rate, failed float
 // shared is a closed-loop worker factory of one function for every worker.
 func shared(do func() error) func() func() error { return func() func() error { return do } }
 
-// leanWorkers is a closed-loop worker factory of serve reads through a lean connection of
-// each worker's own (closed when the measurement ends).
-func leanWorkers(base string, rd read) (worker func() func() error, closeAll func()) {
+// leanLoop runs a closed loop of GETs of path() at base, each answered with a status beginning
+// with want, through a lean connection of each worker's own (closed at the end), and returns
+// the requests per second that succeeded, the fraction that failed and the CPU use (f.cpu).
+func (f *fixture) leanLoop(b *testing.B, base string, path func() string, want []byte) (rate, failed float64, use cpuUse) {
 	var conns []*leanConn
-	return func() func() error {
-			c := newLeanConn(base)
-			conns = append(conns, c)
-			return func() error { return c.get(rd.path(randomMember())) }
-		}, func() {
-			for _, c := range conns {
-				c.close()
-			}
+	defer func() {
+		for _, c := range conns {
+			c.close()
 		}
+	}()
+	worker := func() func() error {
+		c := newLeanConn(base)
+		conns = append(conns, c)
+		return func() error { return c.getWant(path(), want) }
+	}
+	use = f.cpu(b, base, func() float64 {
+		rate, failed = closedLoop(closedFor, worker)
+		return rate
+	})
+	return rate, failed, use
 }
+
+// hopPath is path (a read's, with a query) with its last parameter given twice: serve refuses
+// it with a 400 once it has matched the route and parsed the query, before any Redis command
+// or answer's encoding. Through it a closed loop measures what the HTTP hop alone costs the
+// generator and serve.
+func hopPath(path string) string { return path + "&" + path[strings.LastIndexAny(path, "?&")+1:] }
 
 // openServe sends rate requests per second to serve for d with vegeta's attacker (open model:
 // a request is sent on schedule whatever the earlier ones do) and returns its metrics.
@@ -543,7 +561,15 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 //   - open model at half the raw max throughput: the lean client paced like the raw commands,
 //     in 5 rounds of 1 s alternated with the raw side's (openPair), and vegeta for 2 s: p50/p99
 //     of serve and raw, p99-ratio = serve p99 / raw p99 (goal: <= 3), vegeta-p99-ms and
-//     vegeta-p99-ratio.
+//     vegeta-p99-ratio;
+//   - the HTTP hop alone: a closed loop of the same requests with a parameter given twice,
+//     which serve refuses with a 400 before any Redis command (hopPath). hop-cpu-us/req is
+//     the CPU of the generator and serve a request; hop-bound = raw / (raw + hop) of the
+//     total CPU a request is the most serve's ratio can reach on a read that sends the raw
+//     side's commands, in a closed loop bound by the machine's CPU: serve pays the hop and
+//     the raw side's client and server work besides, whatever else it does. bare-cpu-us/req
+//     (bare-serve-cpu-us/req the server's part) and bare-bound are the same through the bare
+//     server (bareHTTP): the hop's floor for any HTTP server in Go on this machine;
 //
 // With RANKSTREAM_BENCH_PROFILES=<dir>, the CPU profiles of serve and of the generator during
 // each lean closed loop are written there (profiled).
@@ -579,19 +605,22 @@ func BenchmarkReadPath(b *testing.B) {
 				base := runBases[i]
 				b.Run(name, func(b *testing.B) {
 					for range b.N {
-						lean, closeLean := leanWorkers(base, rd)
+						readPath := func() string { return rd.path(randomMember()) }
 						var serve, serveFailed float64
 						var serveCPU cpuUse
-						profiled(b, base, func() {
-							serveCPU = f.cpu(b, base, func() float64 { serve, serveFailed = closedLoop(closedFor, lean); return serve })
-						})
-						closeLean()
-						nethttp, _ := closedLoop(closedFor, shared(func() error { return get(base, rd.path(randomMember())) }))
+						profiled(b, base, func() { serve, serveFailed, serveCPU = f.leanLoop(b, base, readPath, status200) })
+						nethttp, _ := closedLoop(closedFor, shared(func() error { return get(base, readPath()) }))
 						var raw, rawFailed float64
 						rawCPU := f.cpu(b, "", func() float64 {
 							raw, rawFailed = closedLoop(closedFor, shared(func() error { return rd.raw(ctx, f.reader, randomMember()) }))
 							return raw
 						})
+						_, hopFailed, hopCPU := f.leanLoop(b, base, func() string { return hopPath(readPath()) }, status400)
+						_, bareFailed, bareCPU := f.leanLoop(b, f.bare, readPath, status200)
+						if hopFailed > 0.01 || bareFailed > 0.01 {
+							b.Errorf("%.1f%% of the refused requests were not answered 400, %.1f%% of the bare server's failed",
+								100*hopFailed, 100*bareFailed)
+						}
 						b.ReportMetric(serve, "serve-req/s")
 						b.ReportMetric(raw, "raw-req/s")
 						b.ReportMetric(serve/raw, "ratio")
@@ -603,6 +632,12 @@ func BenchmarkReadPath(b *testing.B) {
 						b.ReportMetric(serveCPU.total(), "serve-total-cpu-us/req")
 						b.ReportMetric(rawCPU.total(), "raw-total-cpu-us/req")
 						b.ReportMetric(rawCPU.total()/serveCPU.total(), "cpu-ratio")
+						b.ReportMetric(hopCPU.total(), "hop-cpu-us/req")
+						b.ReportMetric(hopCPU.serve, "hop-serve-cpu-us/req")
+						b.ReportMetric(rawCPU.total()/(rawCPU.total()+hopCPU.total()), "hop-bound")
+						b.ReportMetric(bareCPU.total(), "bare-cpu-us/req")
+						b.ReportMetric(bareCPU.serve, "bare-serve-cpu-us/req")
+						b.ReportMetric(rawCPU.total()/(rawCPU.total()+bareCPU.total()), "bare-bound")
 						rate := raw / 2
 						b.ReportMetric(rate, "open-req/s")
 						leanOpen, rawOpen := f.openPair(b, base, rd, rate)

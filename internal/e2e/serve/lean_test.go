@@ -31,12 +31,20 @@ func newLeanConn(base string) *leanConn {
 	return &leanConn{addr: strings.TrimPrefix(base, "http://")}
 }
 
-var errLeanStatus = errors.New("lean client: status other than 200")
+var errLeanStatus = errors.New("lean client: another status than expected")
 
 // get sends GET path and reads its answer: an error for anything but a fresh 200 (a stale
 // answer counts as a failure, as in get). A broken connection is dialled again on the next
 // call.
-func (l *leanConn) get(path string) error {
+func (l *leanConn) get(path string) error { return l.getWant(path, status200) }
+
+var (
+	status200 = []byte("HTTP/1.1 200 ")
+	status400 = []byte("HTTP/1.1 400 ")
+)
+
+// getWant is get expecting the status line to begin with want instead of a 200's.
+func (l *leanConn) getWant(path string, want []byte) error {
 	if l.c == nil {
 		c, err := net.DialTimeout("tcp", l.addr, 10*time.Second)
 		if err != nil {
@@ -44,7 +52,7 @@ func (l *leanConn) get(path string) error {
 		}
 		l.c, l.r = c, bufio.NewReaderSize(c, 16<<10)
 	}
-	err := l.roundTrip(path)
+	err := l.roundTrip(path, want)
 	if err != nil && !errors.Is(err, errLeanStatus) {
 		_ = l.c.Close()
 		l.c = nil
@@ -52,7 +60,7 @@ func (l *leanConn) get(path string) error {
 	return err
 }
 
-func (l *leanConn) roundTrip(path string) error {
+func (l *leanConn) roundTrip(path string, want []byte) error {
 	_ = l.c.SetDeadline(time.Now().Add(10 * time.Second))
 	l.req = append(append(append(append(l.req[:0], "GET "...), path...), " HTTP/1.1\r\nHost: "...), l.addr...)
 	l.req = append(l.req, "\r\n\r\n"...)
@@ -63,7 +71,7 @@ func (l *leanConn) roundTrip(path string) error {
 	if err != nil {
 		return fmt.Errorf("lean client: status line: %w", err)
 	}
-	ok := bytes.HasPrefix(line, []byte("HTTP/1.1 200 "))
+	ok := bytes.HasPrefix(line, want)
 	n, closing := -1, false
 	for {
 		h, err := l.r.ReadSlice('\n')
