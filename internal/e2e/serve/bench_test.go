@@ -564,11 +564,12 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 //     vegeta-p99-ratio;
 //   - the HTTP hop alone: a closed loop of the same requests with a parameter given twice,
 //     which serve refuses with a 400 before any Redis command (hopPath). hop-cpu-us/req is
-//     the CPU of the generator and serve a request; hop-bound = raw / (raw + hop) of the
-//     total CPU a request is the most serve's ratio can reach on a read that sends the raw
-//     side's commands, in a closed loop bound by the machine's CPU: serve pays the hop and
-//     the raw side's client and server work besides, whatever else it does. bare-cpu-us/req
-//     (bare-serve-cpu-us/req the server's part) and bare-bound are the same through the bare
+//     the CPU of the generator and serve a request (hop-serve-cpu-us/req serve's part), and
+//     hop-cpu-ratio = raw / (raw + hop) of the total CPU a request is the cpu-ratio of a serve
+//     that would add nothing but that hop to the raw side's client and server work: the
+//     highest cpu-ratio a read that sends the raw side's commands can have (a page read can
+//     go above it: serve coalesces identical reads). bare-cpu-us/req
+//     (bare-serve-cpu-us/req the server's part) and bare-cpu-ratio are the same through the bare
 //     server (bareHTTP): the hop's floor for any HTTP server in Go on this machine;
 //
 // With RANKSTREAM_BENCH_PROFILES=<dir>, the CPU profiles of serve and of the generator during
@@ -634,10 +635,10 @@ func BenchmarkReadPath(b *testing.B) {
 						b.ReportMetric(rawCPU.total()/serveCPU.total(), "cpu-ratio")
 						b.ReportMetric(hopCPU.total(), "hop-cpu-us/req")
 						b.ReportMetric(hopCPU.serve, "hop-serve-cpu-us/req")
-						b.ReportMetric(rawCPU.total()/(rawCPU.total()+hopCPU.total()), "hop-bound")
+						b.ReportMetric(rawCPU.total()/(rawCPU.total()+hopCPU.total()), "hop-cpu-ratio")
 						b.ReportMetric(bareCPU.total(), "bare-cpu-us/req")
 						b.ReportMetric(bareCPU.serve, "bare-serve-cpu-us/req")
-						b.ReportMetric(rawCPU.total()/(rawCPU.total()+bareCPU.total()), "bare-bound")
+						b.ReportMetric(rawCPU.total()/(rawCPU.total()+bareCPU.total()), "bare-cpu-ratio")
 						rate := raw / 2
 						b.ReportMetric(rate, "open-req/s")
 						leanOpen, rawOpen := f.openPair(b, base, rd, rate)
