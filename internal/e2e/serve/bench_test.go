@@ -475,8 +475,10 @@ func reportOpen(b *testing.B, serve, vegetaServe, raw *vegeta.Metrics) {
 	b.ReportMetric(1-raw.Success, "raw-open-failed")
 }
 
-// cpuUse is the CPU time per request, in µs, of the processes of one closed loop.
-type cpuUse struct{ gen, serve, redis float64 }
+// cpuUse is the CPU time per request, in µs, of the processes of one closed loop, and the
+// machine's busy time per request (testenv.MachineCPU: every process and the kernel's network
+// work, which no process is charged) with the cores it kept busy.
+type cpuUse struct{ gen, serve, redis, machine, cores float64 }
 
 func (c cpuUse) total() float64 { return c.gen + c.serve + c.redis }
 
@@ -502,11 +504,21 @@ func (f *fixture) cpu(b *testing.B, base string, measure func() float64) cpuUse 
 		}
 		return d
 	}
-	gen0, serve0, redis0, start := self(), serve(), testenv.RedisCPU(b, f.rdb), time.Now()
+	machine := func() time.Duration {
+		busy, _, err := testenv.MachineCPU()
+		if err != nil {
+			b.Fatal(err)
+		}
+		return busy
+	}
+	gen0, serve0, redis0, busy0, start := self(), serve(), testenv.RedisCPU(b, f.rdb), machine(), time.Now()
 	rate := measure()
-	n := rate * time.Since(start).Seconds()
+	took := time.Since(start)
+	n := rate * took.Seconds()
 	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) / max(n, 1) }
-	return cpuUse{gen: us(self() - gen0), serve: us(serve() - serve0), redis: us(testenv.RedisCPU(b, f.rdb) - redis0)}
+	busy := machine() - busy0
+	return cpuUse{gen: us(self() - gen0), serve: us(serve() - serve0), redis: us(testenv.RedisCPU(b, f.rdb) - redis0),
+		machine: us(busy), cores: busy.Seconds() / took.Seconds()}
 }
 
 // profiled runs measure; with RANKSTREAM_BENCH_PROFILES=dir it also writes the CPU profiles
@@ -562,15 +574,19 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 //     in 5 rounds of 1 s alternated with the raw side's (openPair), and vegeta for 2 s: p50/p99
 //     of serve and raw, p99-ratio = serve p99 / raw p99 (goal: <= 3), vegeta-p99-ms and
 //     vegeta-p99-ratio;
+//   - the machine's busy time a request (testenv.MachineCPU: the processes' CPU above plus
+//     the kernel's loopback network work, charged to none of them) of serve's and the raw
+//     side's closed loops, serve-machine-us/req and raw-machine-us/req, their machine-ratio,
+//     and the cores each loop kept busy (serve-cores, raw-cores; 2 is the whole machine);
 //   - the HTTP hop alone: a closed loop of the same requests with a parameter given twice,
 //     which serve refuses with a 400 before any Redis command (hopPath). hop-cpu-us/req is
-//     the CPU of the generator and serve a request (hop-serve-cpu-us/req serve's part), and
-//     hop-cpu-ratio = raw / (raw + hop) of the total CPU a request is the cpu-ratio of a serve
-//     that would add nothing but that hop to the raw side's client and server work: the
-//     highest cpu-ratio a read that sends the raw side's commands can have (a page read can
-//     go above it: serve coalesces identical reads). bare-cpu-us/req
-//     (bare-serve-cpu-us/req the server's part) and bare-cpu-ratio are the same through the bare
-//     server (bareHTTP): the hop's floor for any HTTP server in Go on this machine;
+//     the CPU of the generator and serve a request (hop-serve-cpu-us/req serve's part),
+//     hop-machine-us/req the machine's busy time, and hop-machine-ratio = raw / (raw + hop)
+//     of the machine's time a request is the machine-ratio of a serve that would add nothing
+//     but that hop to the raw side's work: once the loops keep the cores busy, about the
+//     highest ratio a read sending the raw side's commands can reach (a page read can go
+//     above it: serve coalesces identical reads). The bare-* figures are the same through the
+//     bare server (bareHTTP): the hop's floor for any HTTP server in Go on this machine.
 //
 // With RANKSTREAM_BENCH_PROFILES=<dir>, the CPU profiles of serve and of the generator during
 // each lean closed loop are written there (profiled).
@@ -633,12 +649,19 @@ func BenchmarkReadPath(b *testing.B) {
 						b.ReportMetric(serveCPU.total(), "serve-total-cpu-us/req")
 						b.ReportMetric(rawCPU.total(), "raw-total-cpu-us/req")
 						b.ReportMetric(rawCPU.total()/serveCPU.total(), "cpu-ratio")
+						b.ReportMetric(serveCPU.machine, "serve-machine-us/req")
+						b.ReportMetric(rawCPU.machine, "raw-machine-us/req")
+						b.ReportMetric(rawCPU.machine/serveCPU.machine, "machine-ratio")
+						b.ReportMetric(serveCPU.cores, "serve-cores")
+						b.ReportMetric(rawCPU.cores, "raw-cores")
 						b.ReportMetric(hopCPU.total(), "hop-cpu-us/req")
 						b.ReportMetric(hopCPU.serve, "hop-serve-cpu-us/req")
-						b.ReportMetric(rawCPU.total()/(rawCPU.total()+hopCPU.total()), "hop-cpu-ratio")
+						b.ReportMetric(hopCPU.machine, "hop-machine-us/req")
+						b.ReportMetric(rawCPU.machine/(rawCPU.machine+hopCPU.machine), "hop-machine-ratio")
 						b.ReportMetric(bareCPU.total(), "bare-cpu-us/req")
 						b.ReportMetric(bareCPU.serve, "bare-serve-cpu-us/req")
-						b.ReportMetric(rawCPU.total()/(rawCPU.total()+bareCPU.total()), "bare-cpu-ratio")
+						b.ReportMetric(bareCPU.machine, "bare-machine-us/req")
+						b.ReportMetric(rawCPU.machine/(rawCPU.machine+bareCPU.machine), "bare-machine-ratio")
 						rate := raw / 2
 						b.ReportMetric(rate, "open-req/s")
 						leanOpen, rawOpen := f.openPair(b, base, rd, rate)
