@@ -85,8 +85,11 @@ type fixture struct {
 	procs  map[string]*testenv.Process
 	rdb    *goredis.Client // for redis-server's CPU time
 	reader *rsredis.Reader
-	day    board.Day
-	refs   map[string]rsredis.BoardRef // score boards by name
+	// rawPoolSize is how many connections the raw side's go-redis client holds at most (its
+	// default PoolSize): the open model's serve side gets as many (leanPool).
+	rawPoolSize int
+	day         board.Day
+	refs        map[string]rsredis.BoardRef // score boards by name
 }
 
 // setup builds a 1M-member steps board of today, 1M-member score boards of one and of 16
@@ -175,6 +178,11 @@ func setup(b *testing.B) *fixture {
 	}
 	b.Cleanup(func() { _ = qdb.Close() })
 	f.reader = rsredis.NewReader(qdb)
+	c, ok := qdb.(*goredis.Client)
+	if !ok {
+		b.Fatalf("the raw side's client is a %T", qdb)
+	}
+	f.rawPoolSize = c.Options().PoolSize
 	return f
 }
 
@@ -391,19 +399,19 @@ func (f *fixture) openRaw(m *vegeta.Metrics, rd read, rate float64, d time.Durat
 	})
 }
 
-// openPair measures the read at rate through serve (a lean connection free at the time, a new
-// one when none is, from a pool of workers connections opened beforehand: leanPool.warm) and
+// openPair measures the read at rate through serve (through as many lean connections as the
+// raw side's go-redis pool holds, opened beforehand: leanPool) and
 // as the raw commands (openRaw) in openRounds rounds of openRound each, serve and raw
 // alternated, each side's latencies pooled. A pause of the machine (a collection, another
 // process's burst) then lands on either side alike, and each side's p99 is over openRounds
 // times as many requests as one round's: one 2-second run's p99 moved between runs of the
 // same tree by a factor of up to 100.
 func (f *fixture) openPair(b *testing.B, base string, rd read, rate float64) (serve, raw *vegeta.Metrics) {
-	pool := &leanPool{base: base}
-	defer pool.closeAll()
-	if err := pool.warm(workers); err != nil {
+	pool, err := newLeanPool(base, f.rawPoolSize)
+	if err != nil {
 		b.Fatal(err)
 	}
+	defer pool.closeAll()
 	serve, raw = new(vegeta.Metrics), new(vegeta.Metrics)
 	for range openRounds {
 		openPaced(serve, "serve "+rd.name, rate, openRound, func() error {

@@ -9,7 +9,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -116,45 +115,34 @@ func (l *leanConn) roundTrip(path string, want []byte) error {
 	return nil
 }
 
-// leanPool hands each closed-loop worker or open-model sender a connection of its own.
-type leanPool struct {
-	base string
-	mu   sync.Mutex
-	free []*leanConn
-}
+// leanPool holds a fixed number of lean connections for the open-model senders: a sender
+// takes one, waiting while none is free, as go-redis's pool makes the raw side's reads wait
+// for one of its PoolSize connections. (A new connection whenever none was free let a burst
+// dial thousands of them, each costing a connect and serve an accept beside the read: at half
+// the raw rate serve's p99 then ran to seconds while the raw side queued in its pool.) The
+// wait counts in a request's latency: openPaced times it from when it was due.
+type leanPool struct{ free chan *leanConn }
 
-func (p *leanPool) take() *leanConn {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if n := len(p.free); n > 0 {
-		c := p.free[n-1]
-		p.free = p.free[:n-1]
-		return c
-	}
-	return newLeanConn(p.base)
-}
-
-func (p *leanPool) put(c *leanConn) {
-	p.mu.Lock()
-	p.free = append(p.free, c)
-	p.mu.Unlock()
-}
-
-// warm opens n connections and reads /healthz through each, so that an open-model run
-// starts with connections open, as the raw side's go-redis pool does (warm from the closed
-// loops): otherwise its first requests pay for dialling, and serve for accepting, beside the
-// read, and with a few hundred of them in the first tens of milliseconds that is a run's p99.
-func (p *leanPool) warm(n int) error {
+// newLeanPool opens n connections to base and reads /healthz through each, so that an
+// open-model run starts with its connections open, as the raw side's go-redis pool does (warm
+// from the closed loops).
+func newLeanPool(base string, n int) (*leanPool, error) {
+	p := &leanPool{free: make(chan *leanConn, n)}
 	for range n {
-		c := newLeanConn(p.base)
+		c := newLeanConn(base)
 		if err := c.get("/healthz"); err != nil {
 			c.close()
-			return fmt.Errorf("lean client: warm up: %w", err)
+			p.closeAll()
+			return nil, fmt.Errorf("lean client: warm up: %w", err)
 		}
-		p.put(c)
+		p.free <- c
 	}
-	return nil
+	return p, nil
 }
+
+func (p *leanPool) take() *leanConn { return <-p.free }
+
+func (p *leanPool) put(c *leanConn) { p.free <- c }
 
 func (l *leanConn) close() {
 	if l.c != nil {
@@ -163,11 +151,14 @@ func (l *leanConn) close() {
 	}
 }
 
+// closeAll closes the connections in the pool (all of them once every sender put its back).
 func (p *leanPool) closeAll() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.free {
-		c.close()
+	for {
+		select {
+		case c := <-p.free:
+			c.close()
+		default:
+			return
+		}
 	}
-	p.free = nil
 }
