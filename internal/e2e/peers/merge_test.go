@@ -26,8 +26,9 @@ import (
 // through the peer's State.apply, each kept as its processor keeps it (decoded before each
 // report, written back when changed), and after every report both must give the same outcome
 // and the same stored state (the peer writes version 2 of our encoding: it names no claim a
-// day was handed in, DayState.HandedIn, which Apply leaves 0; our decoder reads both). It needs the peer's jar (`make bench-peers` builds it); the tests build only with -tags peers;
-// it, it skips.
+// day was handed in, DayState.HandedIn, which Apply leaves 0; our decoder reads both). It
+// needs the peer's jar (`make bench-peers` builds it) and fails without it; the tests build
+// only with -tags peers.
 func TestStepsPeerMergesLikeSteps(t *testing.T) {
 	jar := peerJar(t, stepsProject)
 	rng := rand.New(rand.NewPCG(3, 5))
