@@ -73,8 +73,8 @@ func (c Config) Sarama() *sarama.Config {
 	s.Consumer.MaxWaitTime = fetchMaxWait
 	// Only the topics a client uses: by default every client (goka's consumer group and
 	// consumer of each processor) keeps, and refreshes every minute, the metadata of every
-	// topic of the cluster, tens of MB on a cluster of thousands of partitions. goka's topic
-	// manager needs the full list (topicManagerSarama).
+	// topic of the cluster, tens of MB on a cluster of thousands of partitions. The topic
+	// manager too asks for its topics only (topicManager).
 	s.Metadata.Full = false
 	s.Metadata.RefreshFrequency = time.Minute
 	return s
@@ -98,35 +98,12 @@ func (c Config) clientID() string {
 	return "rankstream"
 }
 
-// topicManager configures goka's topic manager, which every processor asks for its loop topic
-// and group table when it is built: never to create them (EnsureTopics creates, waits for
-// and verifies every topic; goka's manager, racing with another instance's EnsureTopics,
-// failed with "topic already exists"), only to check that they exist.
-func (c Config) topicManager() *goka.TopicManagerConfig {
-	tm := goka.NewTopicManagerConfig()
-	tm.NoCreate = true
-	tm.Table.Replication = c.replication()
-	tm.Stream.Replication = c.replication()
-	tm.Stream.Retention = topics.DefaultStreamRetention
-	return tm
-}
-
-// topicManagerSarama is s for goka's topic manager, which looks a topic up in the list of
-// every topic (its client's metadata): without the full metadata its client knows no broker
-// ("no brokers active in current client").
-func topicManagerSarama(s *sarama.Config) *sarama.Config {
-	full := *s
-	full.Metadata.Full = true
-	return &full
-}
-
 // ProcessorOptions configures a goka processor of group g on this cluster. Its commits follow
 // offset order (commitOrder); hooks run before each callback, with its context (a benchmark
 // times the callbacks with them).
 func (c Config) ProcessorOptions(g goka.Group, log *slog.Logger, hooks ...func(goka.Context)) []goka.ProcessorOption {
 	s := c.Sarama()
 	order := &commitOrder{}
-	tm := c.topicManager()
 	sb := memoryBuilder()
 	if c.StateDir != "" {
 		sb = storage.DefaultBuilder(filepath.Join(c.StateDir, string(g)))
@@ -137,7 +114,7 @@ func (c Config) ProcessorOptions(g goka.Group, log *slog.Logger, hooks ...func(g
 		goka.WithConsumerSaramaBuilder(goka.SaramaConsumerBuilderWithConfig(s)),
 		goka.WithProducerBuilder(c.producerBuilder(log.With("group", string(g)))),
 		goka.WithHasher(NewMurmur2),
-		goka.WithTopicManagerBuilder(goka.TopicManagerBuilderWithConfig(topicManagerSarama(s), tm)),
+		goka.WithTopicManagerBuilder(topicManagerBuilder(s)),
 		goka.WithStorageBuilder(sb),
 		goka.WithClientID(c.clientID()),
 		goka.WithLogger(gokaLogger{log.With("component", "goka", "group", string(g))}),
