@@ -44,7 +44,7 @@ func topicManagerBuilder(s *sarama.Config) goka.TopicManagerBuilder {
 func (m *topicManager) Partitions(topic string) ([]int32, error) {
 	if err := m.client.RefreshMetadata(topic); err != nil {
 		if errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
-			return nil, fmt.Errorf("kafka: topic %s does not exist (`rankstream topics --create` makes it): %w", topic, err)
+			return nil, fmt.Errorf("kafka: topic %s does not exist (`rankstream topics` creates it): %w", topic, err)
 		}
 		return nil, fmt.Errorf("kafka: metadata of topic %s: %w", topic, err)
 	}
