@@ -15,8 +15,8 @@ import (
 // EndMs, Dropped (from version 2), Shape's WindowMs, SlideMs, LookaheadMs and K; then Seen,
 // Marks and First, each a uint32 count and that many (int32 partition, int64 value) pairs by
 // partition ascending; then (from version 2) Held, a uint32 count and that many (int64 ms,
-// uint32 length, term bytes); then (from version 3) Idle, a uint32 count and that many int32
-// partitions ascending; then Window to the end.
+// uint32 length, term bytes); then (from version 3) Idle and (from version 4) Live, each a uint32
+// count and that many int32 partitions ascending; then Window to the end.
 type HotCheckpoint struct {
 	LoopOffset int64
 	// EndMs is the end of the last window emitted, Unix ms (0: none yet).
@@ -38,6 +38,9 @@ type HotCheckpoint struct {
 	// Idle are the input partitions whose latest word was an idle marker (HotLoopIdle), which
 	// no longer hold the windows back, ascending; nil when none.
 	Idle []int32
+	// Live are the input partitions whose latest marker said they read at the head of their
+	// log (HotLoopRecord.Live), ascending; nil when none.
+	Live []int32
 	// Window is the window's sketch (sketch.Window.MarshalBinary).
 	Window []byte
 }
@@ -51,9 +54,9 @@ type HotHeldTerm struct {
 // HotShape is the configuration of a hot window, in milliseconds, and its K.
 type HotShape struct{ WindowMs, SlideMs, LookaheadMs, K int64 }
 
-// HotCheckpointVersion is the version Encode writes. Version 3 added Idle, version 2 Dropped
-// and Held; older versions are read without them.
-const HotCheckpointVersion byte = 3
+// HotCheckpointVersion is the version Encode writes. Version 4 added Live, version 3 Idle,
+// version 2 Dropped and Held; older versions are read without them.
+const HotCheckpointVersion byte = 4
 
 // ErrBadHotCheckpoint is the error of bytes that are no checkpoint of a known version.
 var ErrBadHotCheckpoint = errors.New("hot: malformed checkpoint")
@@ -78,14 +81,16 @@ func (c *HotCheckpoint) Encode() []byte {
 		b = binary.LittleEndian.AppendUint32(b, uint32(len(t.Term)))
 		b = append(b, t.Term...)
 	}
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(c.Idle)))
-	for _, part := range c.Idle {
-		b = binary.LittleEndian.AppendUint32(b, uint32(part))
+	for _, parts := range [][]int32{c.Idle, c.Live} {
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(parts)))
+		for _, part := range parts {
+			b = binary.LittleEndian.AppendUint32(b, uint32(part))
+		}
 	}
 	return append(b, c.Window...)
 }
 
-// DecodeHotCheckpoint reads a checkpoint of version 1 to 3; anything else fails with
+// DecodeHotCheckpoint reads a checkpoint of version 1 to 4; anything else fails with
 // ErrBadHotCheckpoint, without panicking. Window shares b's memory.
 func DecodeHotCheckpoint(b []byte) (*HotCheckpoint, error) {
 	if len(b) < 1+6*8 || b[0] < 1 || b[0] > HotCheckpointVersion || b[0] >= 2 && len(b) < 1+7*8 {
@@ -133,14 +138,15 @@ func DecodeHotCheckpoint(b []byte) (*HotCheckpoint, error) {
 			b = b[12+size:]
 		}
 	}
-	if version >= 3 {
+	lists := []*[]int32{&c.Idle, &c.Live}[:max(int(version)-2, 0)]
+	for _, parts := range lists {
 		if len(b) < 4 || int(binary.LittleEndian.Uint32(b)) > (len(b)-4)/4 {
 			return nil, ErrBadHotCheckpoint
 		}
 		n := int(binary.LittleEndian.Uint32(b))
 		b = b[4:]
 		for range n {
-			c.Idle = append(c.Idle, int32(binary.LittleEndian.Uint32(b)))
+			*parts = append(*parts, int32(binary.LittleEndian.Uint32(b)))
 			b = b[4:]
 		}
 	}

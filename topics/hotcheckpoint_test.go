@@ -23,7 +23,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := &HotCheckpoint{LoopOffset: 123456, EndMs: 1_700_000_030_000, Dropped: 17, Held: []HotHeldTerm{{1_700_000_900_000, "snow"}, {1_700_000_950_000, ""}}, Shape: HotShape{60_000, 1000, 300_000, 100},
-		Seen: map[int32]int64{0: 10, 7: 99}, Marks: map[int32]int64{0: 5, 3: 6, 7: 8}, First: map[int32]int64{}, Idle: []int32{1, 4}, Window: raw}
+		Seen: map[int32]int64{0: 10, 7: 99}, Marks: map[int32]int64{0: 5, 3: 6, 7: 8}, First: map[int32]int64{}, Idle: []int32{1, 4}, Live: []int32{0, 7}, Window: raw}
 	b := in.Encode()
 	out, err := DecodeHotCheckpoint(b)
 	if err != nil {
@@ -52,8 +52,8 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	// A version 2 checkpoint (no Idle) reads with Idle nil.
 	v2 := (&HotCheckpoint{LoopOffset: 5, Shape: in.Shape, Seen: in.Seen, Marks: in.Marks, First: in.First, Window: raw}).Encode()
 	v2[0] = 2
-	idleAt := len(v2) - len(raw) - 4
-	v2 = append(v2[:idleAt:idleAt], raw...) // no Idle
+	idleAt := len(v2) - len(raw) - 8
+	v2 = append(v2[:idleAt:idleAt], raw...) // no Idle nor Live
 	if old, err := DecodeHotCheckpoint(v2); err != nil || old.Idle != nil || old.LoopOffset != 5 || !reflect.DeepEqual(old.Marks, in.Marks) || len(old.Window) != len(raw) {
 		t.Fatalf("version 2: %+v, %v", old, err)
 	}

@@ -12,13 +12,16 @@ import (
 // the terms record (kind 3), by topics.HotLoopTermsWriter when it was introduced: a running
 // cluster's loop records and checkpoints must still decode, and records must encode to exactly
 // these bytes. The single term record (kind 1) is no longer written but still read. The idle
-// marker (kind 4) and the version 3 checkpoint (version 2 plus Idle) were written by their
-// encoders when they were introduced.
+// marker (kind 4), the version 3 checkpoint (version 2 plus Idle), the live marker and the
+// version 4 checkpoint (version 3 plus Live) were written by their encoders when they were
+// introduced.
 const (
 	goldenTerm   = "017b82532ca2010000030000002a00000000000000"
 	goldenMarker = "02ffffffffffffffffffffffff0000000000000000"
+	goldenLive   = "02ffffffffffffffffffffffff0100000000000000"
 	goldenIdle   = "04000000000000000006000000d204000000000000"
 	goldenTerms  = "030500000004736e6f77f6899cc5c5682b0c626c61636b20667269646179c5110804736e6f77c811b607"
+	goldenCPv4   = "0440e201000000000030f7532ca2010000110000000000000060ea000000000000e803000000000000e093040000000000640000000000000002000000000000000a00000000000000070000006300000000000000030000000000000005000000000000000300000006000000000000000700000008000000000000000000000002000000a03d612ca201000004000000736e6f77f000622ca201000000000000020000000200000005000000020000000000000006000000010203fe"
 	goldenCPv3   = "0340e201000000000030f7532ca2010000110000000000000060ea000000000000e803000000000000e093040000000000640000000000000002000000000000000a00000000000000070000006300000000000000030000000000000005000000000000000300000006000000000000000700000008000000000000000000000002000000a03d612ca201000004000000736e6f77f000622ca201000000000000020000000200000005000000010203fe"
 	goldenCPv2   = "0240e201000000000030f7532ca2010000110000000000000060ea000000000000e803000000000000e093040000000000640000000000000002000000000000000a00000000000000070000006300000000000000030000000000000005000000000000000300000006000000000000000700000008000000000000000000000002000000a03d612ca201000004000000736e6f77f000622ca201000000000000010203fe"
 	goldenCPv1   = "0140e201000000000030f7532ca201000060ea000000000000e803000000000000e093040000000000640000000000000002000000000000000a000000000000000700000063000000000000000300000000000000050000000000000003000000060000000000000007000000080000000000000000000000010203fe"
@@ -42,6 +45,7 @@ func TestLoopRecordGoldenBytes(t *testing.T) {
 	}{
 		{goldenTerm, HotLoopRecord{Kind: HotLoopTerm, Ms: 1796040000123, Partition: 3, Offset: 42}},
 		{goldenMarker, HotLoopRecord{Kind: HotLoopMarker, Ms: -1, Partition: -1}},
+		{goldenLive, HotLoopRecord{Kind: HotLoopMarker, Ms: -1, Partition: -1, Live: true}},
 		{goldenIdle, HotLoopRecord{Kind: HotLoopIdle, Partition: 6, Offset: 1234}},
 		{goldenTerms, HotLoopRecord{Kind: HotLoopTerms, Partition: 5, Terms: []HotLoopEntry{
 			{"snow", 1796040000123, 42}, {"black friday", 1796039999000, 50}, {"snow", 1796040000124, 1000},
@@ -57,20 +61,25 @@ func TestLoopRecordGoldenBytes(t *testing.T) {
 	}
 }
 
-// TestCheckpointGoldenBytes: hot.checkpoints keeps its bytes (version 3), and checkpoints of
-// versions 2 and 1 still decode.
+// TestCheckpointGoldenBytes: hot.checkpoints keeps its bytes (version 4), and checkpoints of
+// versions 3, 2 and 1 still decode.
 func TestCheckpointGoldenBytes(t *testing.T) {
 	want := &HotCheckpoint{LoopOffset: 123456, EndMs: 1796040030000, Dropped: 17, Shape: HotShape{60_000, 1000, 300_000, 100},
 		Seen: map[int32]int64{7: 99, 0: 10}, Marks: map[int32]int64{3: 6, 0: 5, 7: 8}, First: map[int32]int64{},
-		Held: []HotHeldTerm{{1796040900000, "snow"}, {1796040950000, ""}}, Idle: []int32{2, 5}, Window: []byte{1, 2, 3, 0xfe}}
-	b := unhex(t, goldenCPv3)
+		Held: []HotHeldTerm{{1796040900000, "snow"}, {1796040950000, ""}}, Idle: []int32{2, 5}, Live: []int32{0, 6}, Window: []byte{1, 2, 3, 0xfe}}
+	b := unhex(t, goldenCPv4)
 	if got := want.Encode(); !bytes.Equal(got, b) {
-		t.Errorf("checkpoint encodes to\n%x\nwant\n%s", got, goldenCPv3)
+		t.Errorf("checkpoint encodes to\n%x\nwant\n%s", got, goldenCPv4)
 	}
 	if got, err := DecodeHotCheckpoint(b); err != nil || !reflect.DeepEqual(got, want) {
-		t.Errorf("version 3 golden decodes to %+v, %v; want %+v", got, err, want)
+		t.Errorf("version 4 golden decodes to %+v, %v; want %+v", got, err, want)
 	}
-	v2 := *want
+	v3 := *want
+	v3.Live = nil
+	if got, err := DecodeHotCheckpoint(unhex(t, goldenCPv3)); err != nil || !reflect.DeepEqual(got, &v3) {
+		t.Errorf("version 3 golden decodes to %+v, %v; want %+v", got, err, &v3)
+	}
+	v2 := v3
 	v2.Idle = nil
 	if got, err := DecodeHotCheckpoint(unhex(t, goldenCPv2)); err != nil || !reflect.DeepEqual(got, &v2) {
 		t.Errorf("version 2 golden decodes to %+v, %v; want %+v", got, err, &v2)

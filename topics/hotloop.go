@@ -18,7 +18,8 @@ const (
 	// older version left in the loop topic are counted after an upgrade.
 	HotLoopTerm HotLoopKind = 1
 	// HotLoopMarker is a watermark marker (key = a key of the target partition): an input
-	// partition's largest event time so far.
+	// partition's largest event time so far, and whether it reads at the head of its log
+	// (Live; versions before it wrote 0 there, read as not live).
 	HotLoopMarker HotLoopKind = 2
 	// HotLoopTerms is many search terms of one input partition that belong to the same loop
 	// partition (key = a key of that partition), in input offset order: each with its event
@@ -33,8 +34,12 @@ const (
 )
 
 // HotLoopRecordLen is the size of every HotLoopTerm, HotLoopMarker and HotLoopIdle record: kind,
-// then Ms (int64), Partition (int32) and Offset (int64), little-endian.
+// then Ms (int64), Partition (int32) and Offset (int64), little-endian; a marker has its flags
+// where the others have Offset (1: Live).
 const HotLoopRecordLen = 1 + 8 + 4 + 8
+
+// hotLoopMarkerLive is a marker's flag of HotLoopRecord.Live.
+const hotLoopMarkerLive = 1
 
 // hotLoopTermsHeader is the size of a HotLoopTerms record before its entries: kind and Partition
 // (int32, little-endian).
@@ -57,6 +62,9 @@ type HotLoopRecord struct {
 	Offset int64
 	// Terms are the terms of a HotLoopTerms record (at least one), by input offset ascending.
 	Terms []HotLoopEntry
+	// Live is a HotLoopMarker's word that its input partition had read, at its instance's last
+	// look, everything its log held at the look before: it reads at the head of its log.
+	Live bool
 }
 
 // HotLoopEntry is one search query in a HotLoopTerms record.
@@ -83,7 +91,14 @@ func (r HotLoopRecord) Encode() []byte {
 	b[0] = byte(r.Kind)
 	binary.LittleEndian.PutUint64(b[1:], uint64(r.Ms))
 	binary.LittleEndian.PutUint32(b[9:], uint32(r.Partition))
-	binary.LittleEndian.PutUint64(b[13:], uint64(r.Offset))
+	tail := uint64(r.Offset)
+	if r.Kind == HotLoopMarker {
+		tail = 0
+		if r.Live {
+			tail = hotLoopMarkerLive
+		}
+	}
+	binary.LittleEndian.PutUint64(b[13:], tail)
 	return b
 }
 
@@ -130,17 +145,24 @@ func DecodeHotLoopRecord(b []byte) (HotLoopRecord, error) {
 	if len(b) == 0 {
 		return HotLoopRecord{}, ErrBadHotLoopRecord
 	}
-	switch HotLoopKind(b[0]) {
+	switch kind := HotLoopKind(b[0]); kind {
 	case HotLoopTerm, HotLoopMarker, HotLoopIdle:
 		if len(b) != HotLoopRecordLen {
 			return HotLoopRecord{}, ErrBadHotLoopRecord
 		}
-		return HotLoopRecord{
-			Kind:      HotLoopKind(b[0]),
+		r := HotLoopRecord{
+			Kind:      kind,
 			Ms:        int64(binary.LittleEndian.Uint64(b[1:])),
 			Partition: int32(binary.LittleEndian.Uint32(b[9:])),
 			Offset:    int64(binary.LittleEndian.Uint64(b[13:])),
-		}, nil
+		}
+		if kind == HotLoopMarker {
+			if uint64(r.Offset)&^hotLoopMarkerLive != 0 {
+				return HotLoopRecord{}, ErrBadHotLoopRecord
+			}
+			r.Live, r.Offset = r.Offset == hotLoopMarkerLive, 0
+		}
+		return r, nil
 	case HotLoopTerms:
 		return decodeHotLoopTerms(b)
 	}
