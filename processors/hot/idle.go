@@ -20,6 +20,11 @@ import (
 // them without it would drop its queries as late once read. The loop partitions leave p out of
 // the watermark (rules.low) until p's next word; a partition never heard from holds them back
 // until its idle marker or its data comes.
+//
+// The same readings tell whether p reads at the head of its log (live): it had read everything
+// its log held at the reading before. Its markers say so (topics.HotLoopRecord.Live), so that
+// before the first window a partition behind the others' queries is told from a backlog on its
+// way (rules.behind).
 
 // idleEvery is how often the watcher compares its input partitions' positions with their end
 // offsets (three listings a second per process: end, start and committed offsets).
@@ -84,7 +89,7 @@ func (a *assignment) get() ([]int32, int) {
 func (p *processor) watchIdle(ctx context.Context) {
 	t := time.NewTicker(idleEvery)
 	defer t.Stop()
-	streaks, gen := map[int32]idleStreak{}, -1
+	streaks, ends, gen := map[int32]idleStreak{}, map[int32]int64{}, -1
 	for {
 		select {
 		case <-ctx.Done():
@@ -94,19 +99,22 @@ func (p *processor) watchIdle(ctx context.Context) {
 		parts, g := p.owned.get()
 		if g != gen { // a new session: its positions start again
 			clear(streaks)
+			clear(ends)
 			gen = g
 		}
 		if len(parts) == 0 {
 			continue
 		}
-		if err := p.idleTick(ctx, parts, streaks); err != nil && ctx.Err() == nil {
+		if err := p.idleTick(ctx, parts, streaks, ends); err != nil && ctx.Err() == nil {
 			p.cfg.Log.Debug("hot: reading the input's offsets", "err", err)
 		}
 	}
 }
 
-// idleTick reads the input's offsets and sends the idle markers due (idleStreak).
-func (p *processor) idleTick(ctx context.Context, parts []int32, streaks map[int32]idleStreak) error {
+// idleTick reads the input's offsets, sends the idle markers due (idleStreak) and tells each
+// partition whether it reads at the head of its log: its position reached the end offset of
+// the reading before (ends, updated), or of this one at the first reading.
+func (p *processor) idleTick(ctx context.Context, parts []int32, streaks map[int32]idleStreak, ends map[int32]int64) error {
 	input := string(p.cfg.Names.Stream(topics.SearchQueries))
 	start, end, err := p.io.offsets(ctx, input)
 	if err != nil {
@@ -136,6 +144,12 @@ func (p *processor) idleTick(ctx context.Context, parts []int32, streaks map[int
 				pos = start[part]
 			}
 		}
+		before, ok := ends[part]
+		if !ok {
+			before = e
+		}
+		in.live.Store(pos >= before)
+		ends[part] = e
 		s, due := streaks[part].observe(pos, e, now, p.cfg.Idle)
 		if due {
 			s.sent = p.sendIdle(ctx, buf, part, pos, live)

@@ -158,12 +158,18 @@ func TestIdleTickWithoutSession(t *testing.T) {
 	p := newProcessor(cfg, store)
 	p.owned.set(goka.Assignment{0: -1, 1: -1, 2: -1})
 	parts, _ := p.owned.get()
-	streaks := map[int32]idleStreak{}
+	streaks, ends := map[int32]idleStreak{}, map[int32]int64{}
 	for range 3 {
-		if err := p.idleTick(t.Context(), parts, streaks); err != nil {
+		if err := p.idleTick(t.Context(), parts, streaks, ends); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(time.Millisecond)
+	}
+	// Partitions 0 and 2 read to their ends, 1 lags: only those read at the head of their log.
+	for part, want := range []bool{true, false, true} {
+		if got := p.inputs[part].live.Load(); got != want {
+			t.Errorf("input partition %d live = %v, want %v", part, got, want)
+		}
 	}
 	idle := map[int32]int64{} // input partition → offset, each sent to every loop partition once
 	for _, r := range store.produced {

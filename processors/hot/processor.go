@@ -104,6 +104,10 @@ func (c *Config) defaults() {
 type inputState struct {
 	maxMs    int64
 	markedMs int64 // watermark of the last markers sent
+	// live is whether the partition reads at the head of its log, as the idle watcher last
+	// found (idle.go); liveSent what the last markers sent said of it.
+	live     atomic.Bool
+	liveSent bool
 	// buf holds its terms on their way to the loop topic, in the current goka session; the
 	// idle watcher (idle.go) reads it too, and mu orders a new session's buffer with the
 	// watcher's idle markers.
@@ -118,7 +122,6 @@ type windowState struct {
 	view
 	win        *sketch.Window
 	seen       map[int32]int64      // input partition → the next input offset not yet counted
-	endMs      int64                // end of the last window emitted (0: none yet)
 	dropped    uint64               // events dropped since the last window emitted
 	held       []topics.HotHeldTerm // terms beyond the sketch's reach, in arrival order (see hold)
 	loopOffset int64                // the last loop record applied (-1: none)
@@ -240,10 +243,11 @@ func (p *processor) route(ctx goka.Context, msg any) {
 	// partition's first marker then reaches every loop partition before any of its terms, and
 	// the marker closes no window the term belongs to (the term is not later than the marker's
 	// event time, and windows close a lateness behind it).
-	late := p.cfg.Lateness.Milliseconds()
-	if slide := p.shape.SlideMs; in.markedMs < 0 || (in.maxMs-late)/slide > (in.markedMs-late)/slide {
-		in.markedMs = in.maxMs
-		buf.flush(flushMarker, buf.markers(topics.HotLoopRecord{Kind: topics.HotLoopMarker, Ms: in.maxMs, Partition: ctx.Partition()})...)
+	// A marker also goes when the partition starts or stops reading at the head of its log.
+	late, live := p.cfg.Lateness.Milliseconds(), in.live.Load()
+	if slide := p.shape.SlideMs; in.markedMs < 0 || (in.maxMs-late)/slide > (in.markedMs-late)/slide || live != in.liveSent {
+		in.markedMs, in.liveSent = in.maxMs, live
+		buf.flush(flushMarker, buf.markers(topics.HotLoopRecord{Kind: topics.HotLoopMarker, Ms: in.maxMs, Partition: ctx.Partition(), Live: live})...)
 	}
 	if err := p.align(ctx, in, ms); err != nil && ctx.Context().Err() == nil {
 		ctx.Fail(err)
@@ -317,8 +321,11 @@ func (p *processor) apply(ctx context.Context, w *windowState, partition int32, 
 			// The partition's first record: a marker (see route). The window starts here, so
 			// it can describe every window from the first one emitted (close) on.
 			w.win.Advance(time.UnixMilli(r.Ms))
+			_, started := w.win.Bounds()
+			w.started = started.UnixMilli()
 		}
 		w.mark(r.Partition, r.Ms)
+		w.reads(r.Partition, r.Live)
 		w.admitBelow = math.MinInt64
 		err := p.close(ctx, partition, w)
 		w.advanced(p.shape.LookaheadMs)
@@ -446,8 +453,14 @@ func (p *processor) restore(ctx context.Context, q int32) (*windowState, error) 
 			"partition", q, "checkpoint", cp.Shape, "configured", p.shape)
 	default:
 		w.loopOffset, w.endMs, w.dropped, w.held, w.seen, w.marks, w.first = cp.LoopOffset, cp.EndMs, cp.Dropped, cp.Held, cp.Seen, cp.Marks, cp.First
+		if _, end := w.win.Bounds(); w.endMs == 0 && !end.IsZero() {
+			w.started = end.UnixMilli() // no window emitted: the window ends where it started
+		}
 		for _, part := range cp.Idle {
 			w.rest(part)
+		}
+		for _, part := range cp.Live {
+			w.reads(part, true)
 		}
 		p.cfg.Log.Info("hot: restored from checkpoint", "partition", q, "loop_offset", cp.LoopOffset, "window_end", time.UnixMilli(cp.EndMs).UTC())
 		w.advanced(p.shape.LookaheadMs)
@@ -489,7 +502,7 @@ func (p *processor) saveIfDue(ctx context.Context, q int32, w *windowState) erro
 		return fmt.Errorf("hot processor: checkpoint of partition %d: %w", q, err)
 	}
 	cp := topics.HotCheckpoint{LoopOffset: w.loopOffset, EndMs: w.endMs, Dropped: w.dropped, Held: w.held, Shape: p.shape, Seen: w.seen, Marks: w.marks, First: w.first,
-		Idle: slices.Sorted(maps.Keys(w.idle)), Window: win}
+		Idle: slices.Sorted(maps.Keys(w.idle)), Live: slices.Sorted(maps.Keys(w.live)), Window: win}
 	if err := p.io.produce(ctx, &kgo.Record{Topic: p.checkpoints, Key: []byte(p.markerKeys[q]), Value: cp.Encode()}); err != nil {
 		return err
 	}
@@ -499,26 +512,23 @@ func (p *processor) saveIfDue(ctx context.Context, q int32, w *windowState) erro
 
 // close emits the partial Top-K of every window whose end the watermark passed (rules.low,
 // rules.target, rules.closing), from the first window (rules.firstEnd) on. An input partition
-// whose latest word is an idle marker is left out, so a partition without data does not stall
-// the output. The partials go to Kafka without waiting (inflight): the partition's goroutine
-// goes on counting meanwhile, and the next checkpoint waits for them.
+// whose latest word is an idle marker, or that is behind the windows (rules.behind), is left
+// out, so a partition without data, or whose data all comes too late, does not stall the
+// output. The partials go to Kafka without waiting (inflight): the partition's goroutine goes
+// on counting meanwhile, and the next checkpoint waits for them.
 func (p *processor) close(ctx context.Context, partition int32, w *windowState) error {
 	low, held := p.rules.low(w.view)
 	if held || low < 0 {
 		return nil
 	}
-	last := w.endMs
-	if last == 0 {
-		_, started := w.win.Bounds()
-		last = p.rules.firstEnd(w.view, started.UnixMilli()) - p.shape.SlideMs
-	}
-	ends := p.rules.closing(last, p.rules.target(low))
+	ends := p.rules.closing(p.rules.floor(w.view), p.rules.target(low))
 	if len(ends) == 0 {
 		return nil
 	}
 	for _, end := range ends {
+		first := w.endMs == 0
 		w.endMs = end
-		w.win.Advance(time.UnixMilli(end))
+		p.advance(w, partition, end, first)
 		if len(w.held) > 0 {
 			p.release(w, partition)
 		}
@@ -533,4 +543,18 @@ func (p *processor) close(ctx context.Context, partition int32, w *windowState) 
 		p.io.produceAsync(ctx, &kgo.Record{Topic: p.partials, Key: strconv.AppendInt(nil, end, 10), Value: value}, w.partials.done)
 	}
 	return w.partials.failed()
+}
+
+// advance moves w's window to end. The first window's move drops, as late, the events the
+// window held from before the first window's start (a partition's queries older than the
+// others' first ones by more than the window, or behind it): no window emitted holds them.
+func (p *processor) advance(w *windowState, partition int32, end int64, first bool) {
+	if !first {
+		w.win.Advance(time.UnixMilli(end))
+		return
+	}
+	before := w.win.Stats()
+	w.win.Advance(time.UnixMilli(end))
+	after := w.win.Stats()
+	p.drop(w, partition, reasonLate, before.Events+before.Pending-after.Events-after.Pending)
 }

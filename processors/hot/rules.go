@@ -19,15 +19,20 @@ func newRules(cfg Config) rules {
 		latenessMs: cfg.Lateness.Milliseconds(), lookaheadMs: cfg.Lookahead.Milliseconds()}
 }
 
-// view is what a loop partition knows of the input partitions, from their markers.
+// view is what a loop partition knows of the input partitions, from their markers, and of its
+// own window: how far it was emitted.
 type view struct {
 	marks map[int32]int64 // input partition → watermark (its newest event time)
 	first map[int32]int64 // input partition → its first watermark
 	idle  map[int32]bool  // input partitions whose latest word was an idle marker
+	live  map[int32]bool  // input partitions whose latest marker said they read at the head of their log
+	// endMs is the end of the last window emitted (0: none yet); started the end the window
+	// started at (the first marker applied, rounded down to the slide; 0: not yet).
+	endMs, started int64
 }
 
 func newView() view {
-	return view{marks: map[int32]int64{}, first: map[int32]int64{}, idle: map[int32]bool{}}
+	return view{marks: map[int32]int64{}, first: map[int32]int64{}, idle: map[int32]bool{}, live: map[int32]bool{}}
 }
 
 // mark records input partition part's watermark ms: a marker, which also ends its idleness.
@@ -41,30 +46,72 @@ func (v view) mark(part int32, ms int64) {
 	delete(v.idle, part)
 }
 
+// reads records whether input partition part, in its latest marker, read at the head of its
+// log: it had read, at its instance's last reading, everything its log held at the reading
+// before (idle.go). A partition behind the windows then is delayed at its source, not a
+// backlog on its way (see behind).
+func (v view) reads(part int32, live bool) {
+	if live {
+		v.live[part] = true
+	} else {
+		delete(v.live, part)
+	}
+}
+
 // rest records input partition part's idle marker: it had nothing left to read, and every term
 // it read is before the marker, so it no longer holds the windows back until its next word.
 func (v view) rest(part int32) { v.idle[part] = true }
 
 // low is the smallest watermark over the input partitions that hold the windows back: every
 // one but those whose latest word was an idle marker (idleness is decided where the data is,
-// by the instance reading the partition: see idle.go). held is true while an input partition
-// not heard from yet (neither a marker nor an idle marker) holds them back: then nothing
-// closes, however long it takes. low is -1 when no input partition holds them back.
+// by the instance reading the partition: see idle.go) and those behind the windows already
+// emitted (behind). held is true while an input partition not heard from yet (neither a
+// marker nor an idle marker) holds them back: then nothing closes, however long it takes. low
+// is -1 when no input partition holds them back.
 func (r rules) low(v view) (low int64, held bool) {
+	for part := range int32(r.partitions) {
+		if _, ok := v.marks[part]; !ok && !v.idle[part] {
+			return -1, true
+		}
+	}
+	floor := r.floor(v)
 	low = -1
 	for part := range int32(r.partitions) {
-		if v.idle[part] {
-			continue
-		}
 		ms, ok := v.marks[part]
-		if !ok {
-			return -1, true
+		if !ok || v.idle[part] || r.behind(v, part, ms, floor) {
+			continue
 		}
 		if low < 0 || ms < low {
 			low = ms
 		}
 	}
 	return low, false
+}
+
+// floor is the end of the last window emitted or, before the first one, of the window before
+// it (firstEnd less a slide): the loop partition's windows have passed every event time before
+// it. It is defined once every input partition was heard from or is idle.
+func (r rules) floor(v view) int64 {
+	if v.endMs != 0 {
+		return v.endMs
+	}
+	return r.firstEnd(v, v.started) - r.slideMs
+}
+
+// behind tells whether input partition part, at watermark ms, is behind the windows: its newest
+// event is more than the lateness before floor, so every query it sent so far is dropped as
+// late, and holding the windows back for it would only stop the other partitions (alignment)
+// and the output for as long as it stays behind: a lagging mirror, a producer's clock hours
+// slow, a backfill into one partition while the others are live. It holds them back again
+// once its watermark reaches the lateness before the last window emitted; its queries count
+// again from the next window on. A partition included in the windows never falls behind them
+// (windows close a lateness behind its watermark): only one that was idle, or behind, is.
+//
+// Before the first window, a partition behind is left out only when its latest marker said it
+// reads at the head of its log (view.reads): a backlog read from the start of a partition
+// (an hour of queries before the others' first) holds the first window back until it is read.
+func (r rules) behind(v view, part int32, ms, floor int64) bool {
+	return ms < floor-r.latenessMs && (v.endMs != 0 || v.live[part])
 }
 
 // target is the end of the last window a watermark closes: the lateness behind it, rounded

@@ -227,3 +227,84 @@ func TestCatchUp(t *testing.T) {
 		}
 	}
 }
+
+// TestRulesBehind: an input partition whose watermark is more than the lateness behind the last
+// window emitted holds nothing back, however long it keeps sending: the others' live events
+// are admitted and the windows go on closing with them. It holds them back again once it gets
+// within the lateness of the last window. Before the first window, only a partition that
+// reads at the head of its log is left out: a backlog on its way holds the first window back.
+func TestRulesBehind(t *testing.T) {
+	now := t0.UnixMilli()
+	hours := func(h int64) int64 { return now - h*3_600_000 }
+	// emitted is a view whose windows were emitted up to now less the lateness and a slide, with
+	// watermarks marks and the partitions live read at the head of their logs.
+	emitted := func(marks map[int32]int64, live ...int32) view {
+		v := at(marks)
+		for _, p := range live {
+			v.reads(p, true)
+		}
+		v.endMs, v.started = testRules.target(now), hours(3)
+		return v
+	}
+	for _, c := range []struct {
+		name   string
+		v      view
+		low    int64 // -1: none holds the windows back
+		admits int64 // an event time admits lets through at once, now
+	}{
+		{"one partition two hours behind a window emitted up to now", emitted(map[int32]int64{0: now, 1: now - 1000, 2: hours(2)}), now - 1000, now + 1000},
+		{"two partitions behind", emitted(map[int32]int64{0: now, 1: hours(2), 2: hours(1)}), now, now + 1000},
+		{"behind, whether it reads at the head of its log or not", emitted(map[int32]int64{0: now, 1: now, 2: hours(2)}, 2), now, now + 1000},
+		{"caught up to the lateness before the last window: holds again", emitted(map[int32]int64{0: now, 1: now, 2: testRules.target(now) - 2000}), testRules.target(now) - 2000, now},
+		{"just past the lateness: still behind", emitted(map[int32]int64{0: now, 1: now, 2: testRules.target(now) - 2001}), now, now + 1000},
+		{"every partition behind or idle: none holds", func() view {
+			v := emitted(map[int32]int64{0: hours(2), 1: now, 2: hours(1)})
+			v.rest(1)
+			return v
+		}(), -1, now + 1_000_000},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if low, held := testRules.low(c.v); low != c.low || held {
+				t.Fatalf("low = %d, %v; want %d, false", low, held, c.low)
+			}
+			if !testRules.admits(c.v, c.admits, t0) {
+				t.Fatalf("an event at now%+d ms waits (admitted below now%+d ms)", c.admits-now, testRules.admitBelow(c.v)-now)
+			}
+		})
+	}
+	// Before the first window: the first window ends at the first slide boundary after the
+	// newest first watermark (now), so a partition two hours behind is behind it.
+	fresh := func(live bool) view {
+		v := at(map[int32]int64{0: now, 1: now, 2: hours(2)})
+		v.reads(2, live)
+		return v
+	}
+	if low, _ := testRules.low(fresh(false)); low != hours(2) {
+		t.Errorf("before the first window, a partition two hours behind with data left to read: low = now%+d ms, want it to hold the windows", low-now)
+	}
+	if low, _ := testRules.low(fresh(true)); low != now {
+		t.Errorf("before the first window, a partition two hours behind at the head of its log: low = now%+d ms, want now", low-now)
+	}
+	if !testRules.admits(fresh(true), now+1000, t0) || testRules.admits(fresh(false), now+1000, t0) {
+		t.Error("before the first window, a live event must wait for a backlog two hours behind, and only for it")
+	}
+	// The skewed backlog: partition 0 holds an hour before the others' first query, and is being
+	// read (not at the head of its log): it holds the first window back.
+	skew := at(map[int32]int64{0: hours(3), 1: hours(2), 2: hours(2)})
+	if low, _ := testRules.low(skew); low != hours(3) {
+		t.Errorf("a backlog an hour before the others' first: low = now%+d ms, want it to hold the windows", low-now)
+	}
+}
+
+func TestViewReads(t *testing.T) {
+	v := newView()
+	v.reads(1, true)
+	v.reads(2, false)
+	if !v.live[1] || v.live[2] {
+		t.Fatalf("live %v", v.live)
+	}
+	v.reads(1, false)
+	if len(v.live) != 0 {
+		t.Fatalf("a partition that no longer reads at the head of its log is still live: %v", v.live)
+	}
+}
