@@ -61,8 +61,9 @@ type replayMove struct {
 
 // Replay carries out cfg: it refuses while a group of the replay has live members, prints the
 // plan to out (per partition: committed offset → new offset, records to reprocess), and unless
-// DryRun moves the offsets, clears what the family's replay clears and, with Follow, shows
-// the progress until the processors caught up (or ctx ends).
+// DryRun moves the offsets, deletes the records of the topics it purges, clears what the
+// family's replay clears and, with Follow, shows the progress until the processors caught up
+// (or ctx ends).
 func Replay(ctx context.Context, cfg ReplayConfig, out io.Writer, log *slog.Logger) error {
 	spec, ok := replayGroups[cfg.Group]
 	if !ok {
@@ -88,6 +89,16 @@ func Replay(ctx context.Context, cfg ReplayConfig, out io.Writer, log *slog.Logg
 		}
 		plan = append(plan, replayMove{gt, moves})
 	}
+	for _, gt := range r.Purge {
+		moves, err := cl.PlanReset(ctx, string(gt.Group), string(gt.Topic), kafka.Target{})
+		if err != nil {
+			return fmt.Errorf("replay: %w", err)
+		}
+		for i := range moves {
+			moves[i].New = moves[i].End
+		}
+		plan = append(plan, replayMove{gt, moves})
+	}
 	printPlan(out, cfg, r, plan)
 	if cfg.DryRun {
 		fmt.Fprintln(out, "dry run: nothing changed")
@@ -103,6 +114,16 @@ func Replay(ctx context.Context, cfg ReplayConfig, out io.Writer, log *slog.Logg
 		if _, err := cl.CommitReset(ctx, string(m.Group), string(m.Topic), m.moves); err != nil {
 			return fmt.Errorf("replay: %w", err)
 		}
+	}
+	for _, m := range plan[len(plan)-len(r.Purge):] {
+		ends := map[int32]int64{}
+		for _, mv := range m.moves {
+			ends[mv.Partition] = mv.End
+		}
+		if err := cl.Purge(ctx, string(m.Topic), ends); err != nil {
+			return fmt.Errorf("replay: %w", err)
+		}
+		fmt.Fprintf(out, "purged %s\n", m.Topic)
 	}
 	for _, t := range r.Clear {
 		if err := cl.Clear(ctx, string(t)); err != nil {
@@ -122,7 +143,7 @@ func Replay(ctx context.Context, cfg ReplayConfig, out io.Writer, log *slog.Logg
 func refuseLive(ctx context.Context, cl *kafka.Client, r kafka.Replay) error {
 	var live []string
 	seen := map[string]bool{}
-	for _, gt := range r.Offsets {
+	for _, gt := range slices.Concat(r.Offsets, r.Purge) {
 		g := string(gt.Group)
 		if seen[g] {
 			continue
@@ -174,6 +195,9 @@ func printPlan(out io.Writer, cfg ReplayConfig, r kafka.Replay, plan []replayMov
 			sum += p.Records()
 		}
 		fmt.Fprintf(out, "  %9s %12s    %12s %12d\n", "total", "", "", sum)
+	}
+	for _, gt := range r.Purge {
+		fmt.Fprintf(out, "purges %s: its records are deleted, %s reads on from its end\n", gt.Topic, gt.Group)
 	}
 	for _, t := range r.Clear {
 		fmt.Fprintf(out, "clears %s\n", t)

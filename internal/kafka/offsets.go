@@ -188,6 +188,26 @@ func (c *Client) CommitReset(ctx context.Context, group, topic string, moves []M
 	return offsets, nil
 }
 
+// Purge deletes the records of topic before the offsets to, by partition (DeleteRecords: the
+// topic's cleanup.policy must be delete).
+func (c *Client) Purge(ctx context.Context, topic string, to map[int32]int64) error {
+	offsets := kadm.Offsets{}
+	for part, at := range to {
+		offsets.Add(kadm.Offset{Topic: topic, Partition: part, At: at, LeaderEpoch: -1})
+	}
+	err := retry(ctx, func() error {
+		resp, err := c.adm.DeleteRecords(ctx, offsets)
+		if err == nil {
+			err = resp.Error()
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("kafka: delete the records of %s: %w", topic, err)
+	}
+	return nil
+}
+
 // clearBatchBytes bounds the keys of the tombstones Clear sends at once, so that no batch
 // exceeds a table's max.message.bytes (1 MiB by default) although the Client's producer takes
 // batches up to topics.MaxCheckpointBytes.
