@@ -401,8 +401,16 @@ func replay(t *testing.T, brokers []string, prefix string) {
 	if err := p.Wait(); err != nil {
 		t.Fatalf("rankstream replay: %v\n%s", err, p.Output())
 	}
-	if out := p.Output(); !strings.Contains(out, "cleared "+prefix+string(topics.HotCheckpoints)) {
+	out := p.Output()
+	if !strings.Contains(out, "cleared "+prefix+string(topics.HotCheckpoints)) {
 		t.Fatalf("rankstream replay did not clear the checkpoints:\n%s", out)
+	}
+	// The loop and the partials hold nothing of the previous run: every window after the replay
+	// is computed again from the queries, and each replay leaves one copy of the loop.
+	for _, topic := range []string{string(topics.Names{Prefix: prefix}.Loop(hot.Group)), prefix + string(topics.HotPartials)} {
+		if !strings.Contains(out, "purged "+topic) {
+			t.Fatalf("rankstream replay did not purge %s:\n%s", topic, out)
+		}
 	}
 }
 
