@@ -15,7 +15,7 @@ import (
 	"github.com/rankstream/rankstream/internal/board"
 )
 
-// Score boards (declared boards, issue 11) are exact for every score in
+// Score boards (declared boards) are exact for every score in
 // [-board.MaxScore, board.MaxScore] and every reach time in [0, 2^48) ms (until the year
 // 10889), which a float64 sorted set score cannot hold together. So a board shard is a
 // sorted set whose scores are all 0, where Redis orders members by their bytes (memcmp), and
