@@ -77,7 +77,7 @@ bench-peers:
 	  } | tee $(BENCH_PEERS_OUT)'
 	$(GO) tool benchstat $(BENCH_PEERS_OUT)
 
-# The screenshots of the pages in docs/screenshots/ (README, "Pages"), taken by their browser
+# The screenshots of the pages in docs/screenshots/ (README, docs/pages.md), taken by their browser
 # test (headless Chromium against rankstream dev with demo traffic, and serve --history).
 screenshots:
 	$(WITH_SERVERS) env $(REQUIRE) RANKSTREAM_SCREENSHOTS=$(CURDIR)/docs/screenshots \

@@ -36,8 +36,8 @@ import (
 // The number of shards of a board must not change while its keys live: the reader would look
 // for members in the wrong shard.
 //
-// Memory: see README ("Score boards in Redis") for the bytes per member measured on the real
-// server.
+// Memory: see docs/scores.md ("Exact ranking in Redis") for the bytes per member measured on
+// the real server.
 
 // entryPrefix is the length of an entry before the member id.
 const entryPrefix = 7 + 6
