@@ -5,7 +5,7 @@
 #               127.0.0.1), run every test against them and kfake, stop them
 #   make bench  the benchmarks, on the same servers
 #   make bench-peers  rankstream against its Kafka Streams peers (steps, hot search), on the same servers
-#   make lint   gofmt and go vet
+#   make lint   gofmt, go vet, the words check (deploy/local/lint-words.sh), staticcheck, govulncheck
 #   make screenshots  the pages' screenshots in docs/screenshots/, from their browser test
 
 SHELL := /bin/bash
@@ -77,7 +77,7 @@ bench-peers:
 	  } | tee $(BENCH_PEERS_OUT)'
 	$(GO) tool benchstat $(BENCH_PEERS_OUT)
 
-# The screenshots of the pages in docs/screenshots/ (README, "Pages"), taken by their browser
+# The screenshots of the pages in docs/screenshots/ (README, docs/pages.md), taken by their browser
 # test (headless Chromium against rankstream dev with demo traffic, and serve --history).
 screenshots:
 	$(WITH_SERVERS) env $(REQUIRE) RANKSTREAM_SCREENSHOTS=$(CURDIR)/docs/screenshots \
@@ -88,6 +88,12 @@ lint:
 	unformatted=$$(gofmt -l $$files); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
+	deploy/local/lint-words.sh
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(PKGS)
+	@out=$$($(GO) run golang.org/x/vuln/cmd/govulncheck@v1.9.0 $(PKGS) 2>&1); rc=$$?; echo "$$out"; \
+	if [ $$rc -ne 0 ] && echo "$$out" | grep -q 'fetching vulnerabilities'; then \
+	  echo "govulncheck: NOT CHECKED: the vulnerability database (vuln.go.dev) cannot be reached from here"; fi; \
+	exit $$rc
 
 # Each fuzz target for a fixed number of executions (a -fuzztime in seconds can end in a
 # spurious "context deadline exceeded" on Go 1.26, golang/go#75804).

@@ -9,7 +9,7 @@ import (
 	"github.com/rankstream/rankstream/internal/board"
 )
 
-// Input streams and the dead-letter topic (contract: see README).
+// Input streams and the dead-letter topic (contract: see docs/contract.md).
 const (
 	StepsReported  goka.Stream = "steps.reported"
 	ScoresUpdated  goka.Stream = "scores.updated"

@@ -15,7 +15,7 @@ import (
 )
 
 // The query strings of the read endpoints, parsed and validated by pure functions (the clock
-// is passed in). The rules, also in the README's HTTP section:
+// is passed in). The rules, also in docs/contract.md ("Query parameters"):
 //   - a query string Go cannot parse (more than 10,000 parameters, a bad %-escape, a ';') is
 //     refused, never read as if it were empty;
 //   - a known parameter given more than once is refused; unknown parameters are ignored; an

@@ -202,7 +202,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatal(fmt.Sprintf("waited 5 s for: %s", what))
+			t.Fatalf("waited 5 s for: %s", what)
 		}
 	}
 }

@@ -1,7 +1,8 @@
-// Package snapshot publishes a merged hot-search snapshot to the stores that keep it: the
+// This file publishes a merged hot-search snapshot to the stores that keep it: the
 // latest snapshot in Redis (the serving path) and, through a durable queue, its rows in
 // ClickHouse's topk_history (history). Both writes are idempotent, so a snapshot published
 // again after a crash changes nothing.
+
 package app
 
 import (

@@ -161,9 +161,8 @@ func TestClickHouseVersionFollowsCompleteness(t *testing.T) {
 	defer conn.Close()
 
 	pairs := rulePairs()
-	var olds, news, want []string
+	var want []string
 	for _, p := range pairs {
-		olds, news = append(olds, ""), append(news, "")
 		visible := []topics.TopKSnapshot{p.old, p.new}
 		if p.old.WindowEnd.Equal(p.new.WindowEnd) {
 			newWins := p.new.Supersedes(p.old)

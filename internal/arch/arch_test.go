@@ -1,4 +1,4 @@
-// Package arch holds the test of the layout rule of rankstream (README.md, "Layout"):
+// Package arch holds the test of the layout rule of rankstream (CONTRIBUTING.md, "Layout"):
 //
 // The top level holds what a user of rankstream as a library would import: topics (the Kafka
 // contract: every wire format), sketch (the heavy-hitters library), processors/<family> (one

@@ -1,4 +1,4 @@
-// Package backoff is the one retry helper of rankstream: exponential backoff with jitter for
+// Package backoff is rankstream's one retry policy: exponential backoff with jitter for
 // a sink or store that is down (Backoff: the first wait is about first, each next one twice as
 // long, up to max), and Retry, the loop every retrying caller uses: it stops at a success, at
 // an error its caller calls permanent, or when the context ends.

@@ -240,7 +240,7 @@ func TestClientOpensNoConnectionPerCall(t *testing.T) {
 		every()
 	}
 	if n := conns.Load(); n != opened {
-		t.Fatalf("%d connections opened by the first round of calls, %d by the next three: a call opens a client of its own", opened, n-opened)
+		t.Fatalf("%d connections opened by the first calls, %d by the next three: a call opens a client of its own", opened, n-opened)
 	}
 	own, err := kc.KgoClient()
 	if err != nil {

@@ -134,7 +134,7 @@ func counterValue(c prometheus.Counter) float64 {
 }
 
 // A shutdown whose last attempt could not store its records is a failure, not a clean stop:
-// the process must exit non-zero (issue 8, defect 3).
+// the process must exit non-zero, so that its supervisor restarts it.
 func TestSupervisorReportsUnwrittenAtShutdown(t *testing.T) {
 	sup := NewSupervisor(slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	ctx, cancel := context.WithCancel(context.Background())

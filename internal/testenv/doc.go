@@ -15,7 +15,7 @@
 // a missing server never silently turns a test suite green. A server that is
 // announced but does not answer always fails the test.
 //
-// Everything a helper creates (kfake clusters, Redis databases, ClickHouse
+// Everything its functions create (kfake clusters, Redis databases, ClickHouse
 // databases, clients) is released through t.Cleanup.
 //
 // Only tests may import this package (a test in this package checks it); it

@@ -1,4 +1,4 @@
-// Package friends is the processor family of friends boards (issue 14): the goka group
+// Package friends is the processor family of friends boards: the goka group
 // "friends" (processor.go), which keeps each user's side of their friendships in its table
 // (restored from its changelog after a crash or rebalance), carries every op to the other
 // user of the pair through its loop topic, and hands each pair's state to a Sink, which

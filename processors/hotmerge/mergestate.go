@@ -149,7 +149,7 @@ func (r mergeRules) snapshot(st *pending, now time.Time) topics.TopKSnapshot {
 		Dropped:           st.Dropped,
 	}
 	for _, it := range st.Items[:min(len(st.Items), r.k)] {
-		snap.Items = append(snap.Items, topics.TopKItem{Item: it.Item, Count: it.Count, Error: it.Error})
+		snap.Items = append(snap.Items, topics.TopKItem(it))
 	}
 	return snap
 }

@@ -1,4 +1,4 @@
-// Package scores is the processor family of score boards (issue 11): the goka group "scores"
+// Package scores is the processor family of score boards: the goka group "scores"
 // (processor.go), which keeps each member's state on every declared board in its table
 // (restored from its changelog after a crash or rebalance) and hands the entries every op
 // leaves to a Sink, which commits the record once they are stored; and the member state with

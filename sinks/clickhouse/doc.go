@@ -1,7 +1,7 @@
 // Package clickhouse is rankstream's history sink: it creates the ClickHouse schema of the
 // contract (topk_history, user_daily_steps, board_archive, board_member_scores) and writes rows into it through the
 // native batch API, idempotently, for analysts to query. It also holds the analysts' queries
-// that the README shows.
+// that docs/contract.md shows.
 //
 // The schema and the queries work on Debian's clickhouse-server 18.16 and on current servers:
 // DateTime('UTC') instead of DateTime64, no Map or LowCardinality, TTL only where

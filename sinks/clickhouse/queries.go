@@ -1,6 +1,6 @@
 package clickhouse
 
-// The analysts' queries over topk_history, as the README shows them. They run in the
+// The analysts' queries over topk_history, as docs/contract.md shows them. They run in the
 // database of the history (clickhouse-client --database rankstream) and take their
 // parameters through clickhouse-go's client-side `?` binding, which every server version
 // understands. A snapshot's window belongs to the UTC day of its window_end. FINAL shows each

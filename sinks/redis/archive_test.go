@@ -14,7 +14,7 @@ import (
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 )
 
-// TestShardedBoardOf200kMembers is the acceptance test of issue 11: a 16-shard and a 1-shard
+// TestShardedBoardOf200kMembers is the acceptance test of sharded score boards: a 16-shard and a 1-shard
 // board of the same 200,000 members (scores crowded into 2,000 values and 3 reach times, so
 // that ties cross shards, and the range's extremes) answer identical pages and ranks, equal to
 // the test's own ranking: the whole board in rank order (ScanBoard, chunked), pages at

@@ -15,7 +15,7 @@ import (
 	"github.com/rankstream/rankstream/internal/board"
 )
 
-// Score boards (declared boards, issue 11) are exact for every score in
+// Score boards (declared boards) are exact for every score in
 // [-board.MaxScore, board.MaxScore] and every reach time in [0, 2^48) ms (until the year
 // 10889), which a float64 sorted set score cannot hold together. So a board shard is a
 // sorted set whose scores are all 0, where Redis orders members by their bytes (memcmp), and
@@ -36,8 +36,8 @@ import (
 // The number of shards of a board must not change while its keys live: the reader would look
 // for members in the wrong shard.
 //
-// Memory: see README ("Score boards in Redis") for the bytes per member measured on the real
-// server.
+// Memory: see docs/scores.md ("Exact ranking in Redis") for the bytes per member measured on
+// the real server.
 
 // entryPrefix is the length of an entry before the member id.
 const entryPrefix = 7 + 6

@@ -387,6 +387,6 @@ func TestScoreBoardMemoryPerMember(t *testing.T) {
 	per := float64(total) / n
 	t.Logf("score board of %d members with 12-byte ids: %.1f bytes per member", n, per)
 	if per > 240 {
-		t.Fatalf("%.1f bytes per member: above the bound of 240 documented in README", per)
+		t.Fatalf("%.1f bytes per member: above the bound of 240 documented in docs/scores.md", per)
 	}
 }

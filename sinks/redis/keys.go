@@ -2,7 +2,7 @@ package redis
 
 import "github.com/rankstream/rankstream/internal/board"
 
-// Redis key names of the contract (see README). Ids are validated by package topics to
+// Redis key names of the contract (see docs/contract.md). Ids are validated by package topics to
 // contain no ':' or spaces, so they are embedded unescaped.
 
 // StepKey is the String holding a user's merged steps for a local day.

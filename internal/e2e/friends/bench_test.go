@@ -28,7 +28,7 @@ const (
 // viewer with 5,000 friends (the bound) and one with 200, every friend with a value that
 // day, at a fixed rate: the latencies p50 and p99 seen by the client (vegeta), beside the raw
 // Redis cost of the same reads (SMEMBERS, then the values in pipelined ZMSCORE batches)
-// measured one after another in this process. Target (issue 14): p99 <= 10 ms with 5,000.
+// measured one after another in this process. Target: p99 <= 10 ms with 5,000.
 func BenchmarkFriendsBoard(b *testing.B) {
 	bin := testenv.Rankstream(b)
 	addr, db := testenv.RedisAddr(b)

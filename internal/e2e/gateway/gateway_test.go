@@ -238,7 +238,7 @@ func TestGatewayToBoards(t *testing.T) {
 				t.Fatalf("after a minute, %d of %d users on the board (%v); %s", n, len(want), err, strings.Join(w, "; "))
 			}
 		}
-		board, err := rdb.ZRevRange(ctx, "rank:steps:global:"+day, 0, -1).Result()
+		board, err := rdb.ZRangeArgs(ctx, goredis.ZRangeArgs{Key: "rank:steps:global:" + day, Start: 0, Stop: -1, Rev: true}).Result()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,7 +24,7 @@ const (
 )
 
 // BenchmarkStepsPeerHeap finds the smallest heap at which the Kafka Streams steps peer keeps
-// its throughput (issue 13, goal 6): it runs the peer on the input of BenchmarkStepsPeers
+// its throughput: it runs the peer on the input of BenchmarkStepsPeers
 // (500,000 reports by default, RANKSTREAM_PEERS_XMX_REPORTS) once per -Xmx of
 // RANKSTREAM_PEERS_XMX (default 1g,512m,384m,256m,192m,128m: the first is the reference, the
 // list goes down), each

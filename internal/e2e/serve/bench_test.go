@@ -33,7 +33,7 @@ const (
 	openFor     = 2 * time.Second // vegeta's open-model run
 	openRound   = time.Second     // one round of the lean client's and the raw side's (openPair)
 	openRounds  = 5
-	fixedRate   = 5000 // issue 11's rate, req/s
+	fixedRate   = 5000 // the score boards' target rate, req/s
 	benchPrefix = "rsbench"
 )
 
@@ -572,7 +572,7 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 // BenchmarkReadPath measures every read of every board (steps, score boards of 1 and 16
 // shards, 1M members each; hot search) through `rankstream serve` with its defaults, beside
-// the same Redis commands sent directly (issue 13, goal 5):
+// the same Redis commands sent directly:
 //   - closed loop, 32 workers: serve-req/s, raw-req/s and their ratio (goal: >= 0.8). Serve
 //     is read through a lean keep-alive HTTP/1.1 client (lean_test.go), the raw commands
 //     through go-redis: equally lean clients, since the generator shares the cores with serve
@@ -605,9 +605,9 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 //
 // Pages at most 100 deep are served from the hot-boards cache once a board is read often
 // (its default); a member's rank always reads Redis. Those pages are measured again as
-// <read>-nocache through a second serve with the cache off (--board-cache-ttl 0). Then fixed5k/{top100,rank5}: issue 11's
-// targets on the 1M-member score board of one shard at a fixed 5k requests/s (open model),
-// through serve and as the raw commands (targets: top-100 p99 <= 2 ms, rank p99 <= 5 ms).
+// <read>-nocache through a second serve with the cache off (--board-cache-ttl 0). Then
+// fixed5k/{top100,rank5}: the score boards' targets on the 1M-member score board of one shard
+// at a fixed 5k requests/s (open model), through serve and as the raw commands (targets: top-100 p99 <= 2 ms, rank p99 <= 5 ms).
 // Building the boards takes a while, so every measurement runs in one call: -benchtime 1x.
 func BenchmarkReadPath(b *testing.B) {
 	f := setup(b)

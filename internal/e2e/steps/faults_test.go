@@ -23,7 +23,7 @@ import (
 	"github.com/rankstream/rankstream/topics"
 )
 
-// This file holds the fault choreographies of issue 8: a kill -9 between the group table's
+// This file holds the fault choreographies of daily steps: a kill -9 between the group table's
 // write and the coalesced Redis flush, a rebalance, Redis down at shutdown, and the same
 // stream in two interleavings through the whole pipeline.
 
@@ -49,7 +49,7 @@ func (e *stepsRun) onBoard(board, user string) bool {
 	return err == nil
 }
 
-// TestCrashBetweenTableAndRedis (issue 8, defects 4 and 1): a user reports 100 steps in
+// TestCrashBetweenTableAndRedis: a user reports 100 steps in
 // eu-west; once committed, 200 in us-east, and the processor is killed with SIGKILL 150 ms
 // later, before the coalesced flush (default interval, 500 ms), after the table's write. After
 // the restart the user must be on the us-east board only (the redelivery finds a duplicate and
@@ -112,7 +112,7 @@ func crashBetweenTableAndRedis(t *testing.T, brokers []string) {
 	}
 }
 
-// TestRequestIDSurvivesARebalance (issue 8, defect 1): users' stale reports are committed by
+// TestRequestIDSurvivesARebalance: users' stale reports are committed by
 // one instance; a second instance joins and takes half of the partitions over (restoring the
 // table from the changelog); retries of the stale request ids with larger values change
 // nothing, on either instance.
@@ -179,7 +179,7 @@ func TestRequestIDSurvivesARebalance(t *testing.T) {
 	})
 }
 
-// TestRedisDownAtShutdown (issue 8, defect 3): reports flow into `rankstream process`, its
+// TestRedisDownAtShutdown: reports flow into `rankstream process`, its
 // Redis (a private redis-server with AOF, fsync always) is killed, the process gets SIGTERM
 // 3 s later, and Redis comes back before or after the 10 s shutdown grace ended. The offsets
 // committed must never cover a record whose value is not in Redis, a process whose write

@@ -247,7 +247,7 @@ func TestPages(t *testing.T) {
 		})
 		s.open("/boards?board=arena&period=total")
 		s.waitJS("the board", `document.querySelectorAll("#podium li").length === 3`)
-		shown := s.boardMatchesAPI("arena?period=total&limit=20")
+		s.boardMatchesAPI("arena?period=total&limit=20")
 		if c := s.text("countdown"); !strings.Contains(c, "never resets") {
 			t.Errorf("countdown of the total board: %q", c)
 		}
@@ -266,7 +266,7 @@ func TestPages(t *testing.T) {
 		s.run(chromedp.Click(chromedp.CSS(`#periods input[value="h"] + span`)))
 		s.waitJS("the hour board", `document.getElementById("board-caption").textContent.includes("hour h:")`)
 		hour := time.Now().UTC().Format("2006010215")
-		shown = s.boardMatchesAPI("arena?period=h:" + hour + "&limit=20")
+		shown := s.boardMatchesAPI("arena?period=h:" + hour + "&limit=20")
 		// Each member's move against the previous hour, as its rank there in the API says.
 		s.waitJS("the trends", `[...document.querySelectorAll(".trend")].every(e => e.textContent !== "")`)
 		trends := eval[map[string]string](s, `Object.fromEntries([...document.querySelectorAll("#podium li, #board-table tbody tr")].map(e => [e.dataset.member, e.querySelector(".trend").textContent]))`)
