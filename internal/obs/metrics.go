@@ -35,6 +35,9 @@ var (
 	HotDropped = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "rankstream_hot_dropped_total", Help: "Search queries the hot-search windows dropped, by reason: late (their window was already emitted), early (further ahead than the lookahead), full (a window held 2^32-1 events). A restart counts the drops of the loop records it re-reads again.",
 	}, []string{"reason"})
+	HotUnwindowed = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "rankstream_hot_unwindowed_total", Help: "Search queries dated before the first hot-search window, which begins once every input partition has begun: in no window. Those of a partition left out of the windows (behind them, or idle) are late drops instead.",
+	})
 	HotLoopFlushes = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "rankstream_hot_loop_flushes_total", Help: "Flushes of the hot group's buffered search terms to its loop topic (one record per loop partition), by reason: size (256 KiB buffered), time (the oldest waited 50 ms), marker (a watermark marker follows), end (the partition was revoked or the processor stops).",
 	}, []string{"reason"})

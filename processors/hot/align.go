@@ -19,7 +19,7 @@ import (
 // newWindowState returns a loop partition's state of session ctx, of partitions input
 // partitions, with an empty window win.
 func newWindowState(ctx context.Context, win *sketch.Window, partitions int, now time.Time) *windowState {
-	w := &windowState{view: newView(), win: win, seen: map[int32]int64{}, loopOffset: -1, admitBelow: math.MinInt64,
+	w := &windowState{view: newView(), win: win, seen: map[int32]int64{}, before: map[int32]map[int64]uint64{}, loopOffset: -1, admitBelow: math.MinInt64,
 		saved: now, session: ctx, applied: make([]atomic.Int64, partitions), rested: make([]atomic.Bool, partitions)}
 	w.reach.Store(math.MaxInt64) // the window has not started: nothing is held
 	return w

@@ -25,15 +25,16 @@ const dropLogEvery = 10 * time.Second
 // dropLog counts dropped queries in rankstream_hot_dropped_total and logs them at warn, at
 // most once per dropLogEvery, with the counts since the previous line.
 type dropLog struct {
-	log     *slog.Logger
-	metrics map[string]prometheus.Counter
-	mu      sync.Mutex
-	last    time.Time
-	pending map[string]uint64
+	log        *slog.Logger
+	metrics    map[string]prometheus.Counter
+	unwindowed prometheus.Counter // queries dated before the first window (firstMove)
+	mu         sync.Mutex
+	last       time.Time
+	pending    map[string]uint64
 }
 
 func newDropLog(log *slog.Logger) *dropLog {
-	d := &dropLog{log: log, metrics: map[string]prometheus.Counter{}, pending: map[string]uint64{}}
+	d := &dropLog{log: log, metrics: map[string]prometheus.Counter{}, unwindowed: obs.HotUnwindowed, pending: map[string]uint64{}}
 	for _, r := range []string{reasonLate, reasonEarly, reasonFull} {
 		d.metrics[r] = obs.HotDropped.WithLabelValues(r)
 	}
@@ -55,14 +56,16 @@ func (d *dropLog) add(q int32, reason string, n uint64) {
 	}
 }
 
-// add counts a term in the sketch, counting what it drops.
-func (p *processor) add(w *windowState, q int32, term string, ms int64) {
+// add counts a term in the sketch, counting what it drops; it tells whether the sketch holds
+// the term.
+func (p *processor) add(w *windowState, q int32, term string, ms int64) bool {
 	late, early, full := w.win.Dropped()
 	w.win.Add(term, time.UnixMilli(ms))
 	late2, early2, full2 := w.win.Dropped()
 	p.drop(w, q, reasonLate, late2-late)
 	p.drop(w, q, reasonEarly, early2-early)
 	p.drop(w, q, reasonFull, full2-full)
+	return late2 == late && early2 == early && full2 == full
 }
 
 // maxHeld bounds a loop partition's held terms. The loop's terms records arrive in bursts (up

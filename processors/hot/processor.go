@@ -120,15 +120,19 @@ type inputState struct {
 // windowState is one loop partition's window.
 type windowState struct {
 	view
-	win        *sketch.Window
-	seen       map[int32]int64      // input partition → the next input offset not yet counted
-	dropped    uint64               // events dropped since the last window emitted
-	held       []topics.HotHeldTerm // terms beyond the sketch's reach, in arrival order (see hold)
-	loopOffset int64                // the last loop record applied (-1: none)
-	admitBelow int64                // events before it may be routed while the view stays as it is (align)
-	saved      time.Time            // when it was last checkpointed
-	session    context.Context      // the goka partition session it belongs to
-	partials   inflight             // its partials on their way to Kafka
+	win     *sketch.Window
+	seen    map[int32]int64      // input partition → the next input offset not yet counted
+	dropped uint64               // events dropped since the last window emitted
+	held    []topics.HotHeldTerm // terms beyond the sketch's reach, in arrival order (see hold)
+	// before counts, until the first window is emitted, the terms each input partition put in
+	// the sketch, by slide (event time / slide): the first window's move tells their fates
+	// (firstMove).
+	before     map[int32]map[int64]uint64
+	loopOffset int64           // the last loop record applied (-1: none)
+	admitBelow int64           // events before it may be routed while the view stays as it is (align)
+	saved      time.Time       // when it was last checkpointed
+	session    context.Context // the goka partition session it belongs to
+	partials   inflight        // its partials on their way to Kafka
 	// For the input partitions of the process routing to it (reachable), from any goroutine:
 	reach   atomic.Int64   // the event time from which a term is held (win's end + lookahead)
 	applied []atomic.Int64 // by input partition, the watermark of its last marker applied
@@ -310,12 +314,12 @@ func (p *processor) apply(ctx context.Context, w *windowState, partition int32, 
 		w.heard(r.Partition)
 		next := w.seen[r.Partition]
 		for _, t := range r.Terms {
-			next = p.term(w, partition, next, t)
+			next = p.term(w, partition, r.Partition, next, t)
 		}
 		w.seen[r.Partition] = next
 	case topics.HotLoopTerm: // written by an older version
 		w.heard(r.Partition)
-		w.seen[r.Partition] = p.term(w, partition, w.seen[r.Partition], topics.HotLoopEntry{Term: key, Ms: r.Ms, Offset: r.Offset})
+		w.seen[r.Partition] = p.term(w, partition, r.Partition, w.seen[r.Partition], topics.HotLoopEntry{Term: key, Ms: r.Ms, Offset: r.Offset})
 	case topics.HotLoopMarker:
 		if _, end := w.win.Bounds(); end.IsZero() {
 			// The partition's first record: a marker (see route). The window starts here, so
@@ -350,9 +354,10 @@ func (w *windowState) heard(part int32) {
 	}
 }
 
-// term counts a term of loop partition q, or drops it, unless it is a copy: next is the next
-// input offset of its input partition not yet counted; term returns the next one after it.
-func (p *processor) term(w *windowState, q int32, next int64, t topics.HotLoopEntry) int64 {
+// term counts a term of loop partition q from input partition part, or drops it, unless it is
+// a copy: next is the next input offset of part not yet counted; term returns the next one
+// after it.
+func (p *processor) term(w *windowState, q, part int32, next int64, t topics.HotLoopEntry) int64 {
 	switch termFate(next, w.endMs, t.Ms, t.Offset) {
 	case fateDuplicate:
 		return next
@@ -365,8 +370,21 @@ func (p *processor) term(w *windowState, q int32, next int64, t topics.HotLoopEn
 		p.hold(w, q, topics.HotHeldTerm{Ms: t.Ms, Term: strings.Clone(t.Term)})
 		return t.Offset + 1
 	}
-	p.add(w, q, t.Term, t.Ms)
+	if p.add(w, q, t.Term, t.Ms) && w.endMs == 0 {
+		w.countBefore(part, t.Ms/p.shape.SlideMs)
+	}
 	return t.Offset + 1
+}
+
+// countBefore counts, before the first window, a term input partition part put in the sketch
+// at the slide slot.
+func (w *windowState) countBefore(part int32, slot int64) {
+	slots := w.before[part]
+	if slots == nil {
+		slots = map[int64]uint64{}
+		w.before[part] = slots
+	}
+	slots[slot]++
 }
 
 // input returns the state of ctx's input partition, with a loop buffer of ctx's goka session.
@@ -491,7 +509,9 @@ func (p *processor) catchUp(ctx context.Context, w *windowState, q int32, to int
 // once every partial emitted before is stored: after a crash the partials the checkpoint does
 // not cover are emitted again from the loop records after it.
 func (p *processor) saveIfDue(ctx context.Context, q int32, w *windowState) error {
-	if time.Since(w.saved) < p.cfg.Checkpoint {
+	if time.Since(w.saved) < p.cfg.Checkpoint || w.endMs == 0 {
+		// Before the first window, no checkpoint: a restart applies the loop from its start
+		// again, and so counts w.before again (firstMove).
 		return nil
 	}
 	if err := w.partials.wait(ctx); err != nil {
@@ -526,9 +546,12 @@ func (p *processor) close(ctx context.Context, partition int32, w *windowState) 
 		return nil
 	}
 	for _, end := range ends {
-		first := w.endMs == 0
+		if w.endMs == 0 {
+			p.firstMove(w, partition, end)
+		} else {
+			w.win.Advance(time.UnixMilli(end))
+		}
 		w.endMs = end
-		p.advance(w, partition, end, first)
 		if len(w.held) > 0 {
 			p.release(w, partition)
 		}
@@ -545,16 +568,24 @@ func (p *processor) close(ctx context.Context, partition int32, w *windowState) 
 	return w.partials.failed()
 }
 
-// advance moves w's window to end. The first window's move drops, as late, the events the
-// window held from before the first window's start (a partition's queries older than the
-// others' first ones by more than the window, or behind it): no window emitted holds them.
-func (p *processor) advance(w *windowState, partition int32, end int64, first bool) {
-	if !first {
-		w.win.Advance(time.UnixMilli(end))
-		return
-	}
-	before := w.win.Stats()
+// firstMove moves w's window to end, the first window's, which expires the terms the sketch
+// held from before that window's start. Those of an input partition that holds the windows
+// back (rules.holds) are dated before the output begins: the first window begins once every
+// input partition has begun, so a partition's queries older than the others' first ones by
+// more than the window are in no window; they are counted in rankstream_hot_unwindowed_total
+// and logged. The others, of a partition left out as behind or idle, are late drops, as they
+// would be after the first window.
+func (p *processor) firstMove(w *windowState, partition int32, end int64) {
+	unwindowed := p.rules.unwindowed(w.view, w.before, end)
+	held := w.win.Stats()
 	w.win.Advance(time.UnixMilli(end))
-	after := w.win.Stats()
-	p.drop(w, partition, reasonLate, before.Events+before.Pending-after.Events-after.Pending)
+	kept := w.win.Stats()
+	expired := held.Events + held.Pending - kept.Events - kept.Pending
+	w.before = nil
+	p.drop(w, partition, reasonLate, expired-min(unwindowed, expired))
+	if unwindowed > 0 {
+		p.drops.unwindowed.Add(float64(unwindowed))
+		p.cfg.Log.Info("hot: search queries dated before the first window, in none",
+			"partition", partition, "queries", unwindowed, "window_start", time.UnixMilli(end-p.shape.WindowMs).UTC())
+	}
 }

@@ -77,15 +77,41 @@ func (r rules) low(v view) (low int64, held bool) {
 	floor := r.floor(v)
 	low = -1
 	for part := range int32(r.partitions) {
-		ms, ok := v.marks[part]
-		if !ok || v.idle[part] || r.behind(v, part, ms, floor) {
+		if !r.holds(v, part, floor) {
 			continue
 		}
-		if low < 0 || ms < low {
+		if ms := v.marks[part]; low < 0 || ms < low {
 			low = ms
 		}
 	}
 	return low, false
+}
+
+// holds tells whether input partition part holds the windows back (low), floor being r.floor(v):
+// it was heard from, its latest word is not an idle marker, and it is not behind.
+func (r rules) holds(v view, part int32, floor int64) bool {
+	ms, ok := v.marks[part]
+	return ok && !v.idle[part] && !r.behind(v, part, ms, floor)
+}
+
+// unwindowed counts the terms of before (input partition → slide slot → terms, the sketch's
+// terms before the first window) that the first window, ending at end, does not hold, of the
+// input partitions that hold the windows back: they are dated before the output begins. The
+// view is the one the first window closes on.
+func (r rules) unwindowed(v view, before map[int32]map[int64]uint64, end int64) uint64 {
+	floor, start := r.floor(v), (end-r.windowMs)/r.slideMs
+	var n uint64
+	for part, slots := range before {
+		if !r.holds(v, part, floor) {
+			continue
+		}
+		for slot, terms := range slots {
+			if slot < start {
+				n += terms
+			}
+		}
+	}
+	return n
 }
 
 // floor is the end of the last window emitted or, before the first one, of the window before

@@ -296,6 +296,34 @@ func TestRulesBehind(t *testing.T) {
 	}
 }
 
+// TestRulesUnwindowed: at the first window's move, the sketch's terms dated before that
+// window's start are in no window when their partition holds the windows back (a backlog that
+// began before the others), and late drops when it is left out (behind, idle): unwindowed
+// counts the first only.
+func TestRulesUnwindowed(t *testing.T) {
+	now := t0.UnixMilli() / testRules.slideMs * testRules.slideMs
+	slot := func(ms int64) int64 { return ms / testRules.slideMs }
+	end := now + testRules.slideMs // the first window ends a slide after the newest first watermark
+	start := end - testRules.windowMs
+	before := map[int32]map[int64]uint64{
+		0: {slot(start - 6000): 3, slot(start - 1): 4, slot(start): 100}, // 7 before the window, 100 in it
+		1: {slot(now): 50},
+		2: {slot(start - 3_600_000): 9}, // an hour before it
+	}
+	v := at(map[int32]int64{0: now - 70_000, 1: now, 2: now - 3_600_000})
+	if n := testRules.unwindowed(v, before, end); n != 7+9 {
+		t.Errorf("backlogs that hold the windows back: unwindowed = %d, want 16", n)
+	}
+	v.reads(2, true) // partition 2 reads at the head of its log: behind, its terms are late
+	if n := testRules.unwindowed(v, before, end); n != 7 {
+		t.Errorf("partition 2 behind: unwindowed = %d, want 7", n)
+	}
+	v.rest(0) // idle: left out, late as well
+	if n := testRules.unwindowed(v, before, end); n != 0 {
+		t.Errorf("partition 0 idle, 2 behind: unwindowed = %d, want 0", n)
+	}
+}
+
 func TestViewReads(t *testing.T) {
 	v := newView()
 	v.reads(1, true)
