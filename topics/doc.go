@@ -7,7 +7,7 @@
 // format has explicit JSON tags or a versioned binary codec here. A group table's value is
 // owned by its processor family, with its pure state (as steps' State).
 //
-// It imports sketch, internal/board, and goka only for its Stream, Table and Codec types; it
+// It imports sketch, board, and goka only for its Stream, Table and Codec types; it
 // must not import processors, sinks, a Kafka client or anything that talks to Redis or
 // ClickHouse.
 package topics

@@ -6,7 +6,7 @@ import (
 
 	"github.com/lovoo/goka"
 
-	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/board"
 )
 
 // Input streams and the dead-letter topic (contract: see docs/contract.md).

@@ -7,7 +7,7 @@ import (
 
 	"github.com/segmentio/encoding/json"
 
-	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/board"
 )
 
 // Ops of a score update (ScoreOp.Op). Ban, unban and release are the operators' (fair

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/rankstream/rankstream/internal/app"
-	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/board"
 	"github.com/rankstream/rankstream/topics"
 )
 

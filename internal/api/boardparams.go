@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/board"
 	"github.com/rankstream/rankstream/topics"
 )
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/rankstream/rankstream/internal/api"
-	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/board"
 	"github.com/rankstream/rankstream/internal/testenv"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 )

@@ -3,6 +3,6 @@
 // Reader of sinks/redis (the package that writes the same keys), never from Kafka or
 // ClickHouse; plus health and metrics endpoints.
 //
-// It imports sinks/redis, topics, internal/board and internal/obs; never goka, a Kafka client,
+// It imports sinks/redis, topics, board and internal/obs; never goka, a Kafka client,
 // a Redis client, processors or another sink.
 package api

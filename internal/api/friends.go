@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/board"
 	"github.com/rankstream/rankstream/topics"
 )
 

@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/board"
 	"github.com/rankstream/rankstream/internal/obs"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 )

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/board"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 )
 

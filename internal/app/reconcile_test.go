@@ -3,7 +3,7 @@ package app
 import (
 	"testing"
 
-	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/board"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 )
 

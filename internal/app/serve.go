@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/rankstream/rankstream/internal/api"
-	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/board"
 	"github.com/rankstream/rankstream/internal/obs"
 	"github.com/rankstream/rankstream/internal/web"
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"

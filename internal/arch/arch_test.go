@@ -6,14 +6,14 @@
 // feeds, defined there) and sinks/<store> (one per store, owning every key, table and script it
 // writes and reads). internal/ holds plumbing nobody outside should import: the Kafka wiring,
 // observability, retry, the pure board rules, the HTTP services, the wiring of the commands,
-// tools and test harnesses. Imports point one way: sketch, internal/board and internal/backoff
-// import only the standard library; topics imports sketch and internal/board; a processor
+// tools and test harnesses. Imports point one way: sketch, board and internal/backoff
+// import only the standard library; topics imports sketch and board; a processor
 // family imports topics, sketch and internal plumbing, never a sink or another family; a sink
 // imports topics and internal plumbing, never a processor, Kafka or another store's driver; the
 // read API imports sinks/redis and never a processor, Kafka or a store's driver; the write
-// gateway imports topics, internal/board, internal/kafka and internal/obs, never a processor,
-// a sink or a store's driver; the pages (internal/web) import topics, internal/board and
-// internal/obs only; the boards file reader (internal/boardsfile) imports internal/board and a
+// gateway imports topics, board, internal/kafka and internal/obs, never a processor,
+// a sink or a store's driver; the pages (internal/web) import topics, board and
+// internal/obs only; the boards file reader (internal/boardsfile) imports board and a
 // YAML library only; internal/app may import everything but cmd and the test harnesses;
 // nothing imports cmd; only tests import internal/testenv and internal/e2e. Test files may
 // import anything.
@@ -40,7 +40,7 @@ var (
 )
 
 // plumbing is the internal/ a processor or a sink may use.
-var plumbing = []string{"internal/board", "internal/obs", "internal/backoff"}
+var plumbing = []string{"board", "internal/obs", "internal/backoff"}
 
 // rule says what the non-test files of the packages it covers may import.
 type rule struct {
@@ -62,20 +62,20 @@ func join(lists ...[]string) []string { return slices.Concat(lists...) }
 // that matches a package is its rule.
 var rules = map[string]rule{
 	"sketch":              {stdOnly: true},
-	"internal/board":      {stdOnly: true},
+	"board":               {stdOnly: true},
 	"internal/backoff":    {stdOnly: true},
 	"internal/arch":       {stdOnly: true},
 	"internal/obs":        {thirdPartyNot: join(kafkaLibs, drivers)},
-	"topics":              {may: []string{"sketch", "internal/board"}, thirdPartyNot: join([]string{"github.com/IBM/sarama", "github.com/twmb/franz-go"}, drivers)},
+	"topics":              {may: []string{"sketch", "board"}, thirdPartyNot: join([]string{"github.com/IBM/sarama", "github.com/twmb/franz-go"}, drivers)},
 	"processors":          {may: join([]string{"topics", "sketch", "internal/kafka"}, plumbing), thirdPartyNot: drivers},
 	"sinks/redis":         {may: join([]string{"topics"}, plumbing), thirdPartyNot: join(kafkaLibs, []string{clickhouse})},
 	"sinks/clickhouse":    {may: join([]string{"topics"}, plumbing), thirdPartyNot: join(kafkaLibs, []string{redisLib})},
 	"internal/kafka":      {may: []string{"topics", "internal/obs", "internal/backoff"}, thirdPartyNot: drivers},
-	"internal/api":        {may: []string{"sinks/redis", "topics", "internal/board", "internal/obs"}, thirdPartyNot: join(kafkaLibs, drivers)},
-	"internal/web":        {may: []string{"topics", "internal/board", "internal/obs"}, thirdPartyNot: join(kafkaLibs, drivers)},
-	"internal/gateway":    {may: []string{"topics", "internal/board", "internal/kafka", "internal/obs"}, thirdPartyNot: drivers},
-	"internal/boardsfile": {may: []string{"internal/board"}, thirdPartyNot: join(kafkaLibs, drivers)},
-	"internal/loadgen":    {may: []string{"topics", "sketch", "internal/board", "internal/obs"}, thirdPartyNot: drivers},
+	"internal/api":        {may: []string{"sinks/redis", "topics", "board", "internal/obs"}, thirdPartyNot: join(kafkaLibs, drivers)},
+	"internal/web":        {may: []string{"topics", "board", "internal/obs"}, thirdPartyNot: join(kafkaLibs, drivers)},
+	"internal/gateway":    {may: []string{"topics", "board", "internal/kafka", "internal/obs"}, thirdPartyNot: drivers},
+	"internal/boardsfile": {may: []string{"board"}, thirdPartyNot: join(kafkaLibs, drivers)},
+	"internal/loadgen":    {may: []string{"topics", "sketch", "board", "internal/obs"}, thirdPartyNot: drivers},
 	"internal/topkcli":    {may: []string{"topics", "sketch", "internal/obs"}, thirdPartyNot: join(kafkaLibs, drivers)},
 	"internal/app":        {anyModule: true, mayNot: []string{"cmd", "internal/e2e", "internal/testenv", "internal/arch"}},
 	"cmd":                 {anyModule: true, mayNot: []string{"internal/e2e", "internal/testenv", "internal/arch"}},
@@ -171,7 +171,7 @@ func TestRuleCatchesViolations(t *testing.T) {
 		{"sketch", "github.com/cespare/xxhash/v2", true},
 		{"sketch/exact", module + "sketch", false},
 		{"sketch/exact", module + "topics", true},
-		{"internal/board", "time", false},
+		{"board", "time", false},
 		{"topics", module + "processors/steps", true},
 		{"topics", module + "sketch", false},
 		{"topics", redisLib + "/v9", true},
@@ -195,11 +195,11 @@ func TestRuleCatchesViolations(t *testing.T) {
 		{"internal/app", module + "processors/hot", false},
 		{"cmd/rankstream", module + "internal/e2e", true},
 		{"internal/kafka", module + "processors/steps", true},
-		{"internal/boardsfile", module + "internal/board", false},
+		{"internal/boardsfile", module + "board", false},
 		{"internal/boardsfile", "go.yaml.in/yaml/v3", false},
 		{"internal/boardsfile", module + "topics", true},
 		{"internal/boardsfile", redisLib + "/v9", true},
-		{"internal/board", "go.yaml.in/yaml/v3", true},
+		{"board", "go.yaml.in/yaml/v3", true},
 		{"internal/e2e/hot", module + "cmd/rankstream", true},
 		{"nowhere/new", "fmt", true}, // no rule covers it
 	} {

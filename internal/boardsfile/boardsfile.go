@@ -1,12 +1,12 @@
 // Package boardsfile reads the boards file (--boards FILE, YAML) of rankstream process, serve
-// and dev: it maps the YAML onto board.Spec, lets internal/board check every rule, and names
+// and dev: it maps the YAML onto board.Spec, lets board check every rule, and names
 // the line, column and field of the first fault. It is a package of its own because
-// internal/board, which holds the rules, must stay on the standard library, and the Kafka
+// board, which holds the rules, must stay on the standard library, and the Kafka
 // contract (topics) is no place for a configuration file; only the commands' wiring
 // (internal/app, cmd) reads a boards file, the processors and sinks take the checked
 // []*board.Board.
 //
-// It imports internal/board and the YAML library; never Kafka, a store's driver, a processor
+// It imports board and the YAML library; never Kafka, a store's driver, a processor
 // or a sink.
 package boardsfile
 
@@ -21,7 +21,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/board"
 )
 
 // Error is a boards file rejected: where, which field, and why.
@@ -69,7 +69,7 @@ func Load(path string) ([]*board.Board, error) {
 //	    max_rate: {ops: 60, points: 5000}    # per member and minute of event time
 //
 // Unknown keys, keys given twice, anchors and aliases, and values of the wrong shape are
-// rejected like the rules of internal/board (board.NewBoards).
+// rejected like the rules of board (board.NewBoards).
 func Parse(name string, data []byte) ([]*board.Board, error) {
 	p := parser{file: name, at: map[string]*yaml.Node{}}
 	dec := yaml.NewDecoder(strings.NewReader(string(data)))

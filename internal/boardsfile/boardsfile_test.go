@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/board"
 )
 
 const good = `# demo boards

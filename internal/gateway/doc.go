@@ -6,6 +6,6 @@
 // the processors expect). It sheds load with 503 before its memory grows when Kafka is slow or
 // down. API keys are kept as SHA-256 hashes only.
 //
-// It imports topics, internal/board (the declared score boards), internal/kafka and
+// It imports topics, board (the declared score boards), internal/kafka and
 // internal/obs; never a processor, a sink or a store's driver.
 package gateway

@@ -11,7 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/board"
 	"github.com/rankstream/rankstream/internal/boardsfile"
 	"github.com/rankstream/rankstream/internal/gateway"
 	"github.com/rankstream/rankstream/internal/kafka"

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/board"
 	"github.com/rankstream/rankstream/topics"
 )
 

@@ -1,7 +1,7 @@
 // Package loadgen generates realistic traffic for demos, load tests and benchmarks, and
 // produces it into Kafka at a chosen rate with progress reports.
 //
-// It imports topics, internal/board and franz-go; never processors or sinks.
+// It imports topics, board and franz-go; never processors or sinks.
 package loadgen
 
 import (
@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/board"
 	"github.com/rankstream/rankstream/topics"
 )
 

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/board"
 )
 
 // BoardInfo is a board as the leaderboard page lists it.

@@ -6,6 +6,6 @@
 // only when given a HotHistory (rankstream serve --history), the hot-search list in effect at
 // a past time (GET /v1/history/hot), read from the history store, never from the live path.
 //
-// It imports topics, internal/board and internal/obs, never a sink, Kafka or a store's driver:
+// It imports topics, board and internal/obs, never a sink, Kafka or a store's driver:
 // the history store comes in through the HotHistory interface.
 package web

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/board"
 )
 
 func TestParseHistoryQuery(t *testing.T) {

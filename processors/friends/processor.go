@@ -9,7 +9,7 @@ import (
 	"github.com/lovoo/goka"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/board"
 	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/obs"
 	"github.com/rankstream/rankstream/topics"

@@ -12,7 +12,7 @@ import (
 
 	"github.com/lovoo/goka/tester"
 
-	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/board"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/friends"
 	"github.com/rankstream/rankstream/topics"

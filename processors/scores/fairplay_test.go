@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/board"
 )
 
 // TestFairPlayRules: each limit of the boards file, at its edge and one past it, and what the

@@ -10,7 +10,7 @@ import (
 
 	"github.com/lovoo/goka/tester"
 
-	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/board"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/scores"
 	"github.com/rankstream/rankstream/topics"

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/board"
 )
 
 // MaxRequests bounds the request ids remembered per member and board. Ids are also forgotten

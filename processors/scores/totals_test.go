@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/board"
 )
 
 // TestChangedTotals: the first state of a member writes every entry; the same state again

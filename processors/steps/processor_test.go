@@ -14,7 +14,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/lovoo/goka/tester"
 
-	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/board"
 	"github.com/rankstream/rankstream/internal/e2e"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/steps"

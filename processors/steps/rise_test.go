@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/board"
 )
 
 // TestRiseLimit: the rise per minute at its edge and one step past it, from the day's start

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/board"
 	"github.com/rankstream/rankstream/internal/e2e"
 	"github.com/rankstream/rankstream/topics"
 )

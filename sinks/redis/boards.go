@@ -12,7 +12,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/board"
 )
 
 // Score boards (declared boards) are exact for every score in

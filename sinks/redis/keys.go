@@ -1,6 +1,6 @@
 package redis
 
-import "github.com/rankstream/rankstream/internal/board"
+import "github.com/rankstream/rankstream/board"
 
 // Redis key names of the contract (see docs/contract.md). Ids are validated by package topics to
 // contain no ':' or spaces, so they are embedded unescaped.

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/board"
 	"github.com/rankstream/rankstream/processors/steps"
 )
 

@@ -26,7 +26,7 @@ import (
 
 	"github.com/rankstream/rankstream/internal/api"
 	"github.com/rankstream/rankstream/internal/app"
-	"github.com/rankstream/rankstream/internal/board"
+	"github.com/rankstream/rankstream/board"
 	"github.com/rankstream/rankstream/internal/boardsfile"
 	"github.com/rankstream/rankstream/internal/e2e"
 	"github.com/rankstream/rankstream/internal/kafka"
