@@ -123,7 +123,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseScoreMemberQuery$$' -fuzztime $(FUZZ_EXECS) ./internal/api/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseParamsAsNetURL$$' -fuzztime $(FUZZ_EXECS) ./internal/api/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeLoopRecord$$' -fuzztime $(FUZZ_EXECS) ./topics/
-	$(GO) test -run '^$$' -fuzz '^FuzzMergeCodecs$$' -fuzztime $(FUZZ_EXECS) ./processors/hotmerge/
+	$(GO) test -run '^$$' -fuzz '^FuzzMergeCodecs$$' -fuzztime $(FUZZ_EXECS) ./processors/hot/merge/
 
 # For working by hand: start the servers, then `. <(deploy/local/servers.sh env)`.
 servers-start:

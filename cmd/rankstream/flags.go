@@ -11,7 +11,7 @@ import (
 
 	"github.com/rankstream/rankstream/internal/app"
 	"github.com/rankstream/rankstream/internal/kafka"
-	"github.com/rankstream/rankstream/processors/hotmerge"
+	"github.com/rankstream/rankstream/processors/hot/merge"
 	"github.com/rankstream/rankstream/processors/steps"
 	"github.com/rankstream/rankstream/topics"
 )
@@ -198,6 +198,6 @@ func (p *pipelineFlags) pipeline(stateDir string) (app.Pipeline, error) {
 			MaxPending: p.steps.maxPending},
 		Friends: app.FriendsConfig{Rules: friendRules, Coalesce: p.steps.coalesce, MaxPending: p.steps.maxPending},
 		Hot:     p.hot.cfg,
-		Merge:   hotmerge.Config{K: p.hot.cfg.K, MergeWait: p.hot.mergeWait},
+		Merge:   merge.Config{K: p.hot.cfg.K, MergeWait: p.hot.mergeWait},
 	}, nil
 }

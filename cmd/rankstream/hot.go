@@ -5,11 +5,11 @@ import (
 	"time"
 
 	"github.com/rankstream/rankstream/processors/hot"
-	"github.com/rankstream/rankstream/processors/hotmerge"
+	"github.com/rankstream/rankstream/processors/hot/merge"
 )
 
 // hotFlags shape the hot-search pipeline; their defaults are hot.Config's and
-// hotmerge.Config's.
+// merge.Config's.
 type hotFlags struct {
 	cfg       hot.Config
 	mergeWait time.Duration
@@ -24,5 +24,5 @@ func (h *hotFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.Lookahead, "hot-lookahead", d.Lookahead, "hot search: how far ahead of the closing window the sketch keeps events; an input partition read faster than the others waits when it gets four fifths of this ahead (nothing is dropped for being early)")
 	fs.IntVar(&c.K, "hot-k", d.K, "hot search: items per snapshot")
 	fs.DurationVar(&c.Checkpoint, "hot-checkpoint", d.Checkpoint, "hot search: how often each partition stores its window state (wall clock); a restart re-reads the loop records after it")
-	fs.DurationVar(&h.mergeWait, "hot-merge-wait", hotmerge.DefaultMergeWait, "hot search: how long (wall clock) a window waits for its missing partitions before it is published without them (missing_partitions); a late partial publishes it again")
+	fs.DurationVar(&h.mergeWait, "hot-merge-wait", merge.DefaultMergeWait, "hot search: how long (wall clock) a window waits for its missing partitions before it is published without them (missing_partitions); a late partial publishes it again")
 }

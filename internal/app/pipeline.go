@@ -16,9 +16,9 @@ import (
 	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/obs"
 	"github.com/rankstream/rankstream/processors/friends"
-	"github.com/rankstream/rankstream/processors/history"
+	"github.com/rankstream/rankstream/processors/hot/history"
 	"github.com/rankstream/rankstream/processors/hot"
-	"github.com/rankstream/rankstream/processors/hotmerge"
+	"github.com/rankstream/rankstream/processors/hot/merge"
 	"github.com/rankstream/rankstream/processors/scores"
 	"github.com/rankstream/rankstream/processors/steps"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
@@ -37,7 +37,7 @@ type Pipeline struct {
 	Scores  ScoresConfig
 	Friends FriendsConfig
 	Hot     hot.Config      // Names, Partitions and Log are the pipeline's (Units sets them)
-	Merge   hotmerge.Config // likewise
+	Merge   merge.Config // likewise
 	// Redis is where the boards and the hot-search snapshot go.
 	Redis goredis.UniversalClient
 	// History, when not nil, stores every hot-search snapshot (through hot.history).
@@ -106,12 +106,12 @@ func (p Pipeline) Units(cl *kafka.Client) []Unit {
 		{string(hot.Group), func(ctx context.Context) error {
 			return hot.Run(ctx, p.Hot, cl, kc.ProcessorOptions(kc.Names.Group(hot.Group), log)...)
 		}},
-		{string(hotmerge.Group), func(ctx context.Context) error {
+		{string(merge.Group), func(ctx context.Context) error {
 			pub := Publisher{Redis: rsredis.NewHotWriter(p.Redis)}
 			if p.History != nil {
 				pub.History = history.NewQueue(cl)
 			}
-			return hotmerge.Run(ctx, p.Merge, pub, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(hotmerge.Group), log)...)
+			return merge.Run(ctx, p.Merge, pub, kc.Brokers, kc.ProcessorOptions(kc.Names.Group(merge.Group), log)...)
 		}},
 	}
 	if len(p.Scores.Boards) > 0 {

@@ -15,7 +15,7 @@ import (
 )
 
 // Queue keeps snapshots durably for the history store (the topic hot.history, written by
-// processors/history.Queue); Append returns once the snapshot is stored.
+// processors/hot/history.Queue); Append returns once the snapshot is stored.
 type Queue interface {
 	Append(ctx context.Context, s topics.TopKSnapshot) error
 }
@@ -59,7 +59,7 @@ func (p Publisher) check(s *topics.TopKSnapshot) error {
 	return nil
 }
 
-// History writes snapshots to ClickHouse's topk_history (processors/history.Store).
+// History writes snapshots to ClickHouse's topk_history (processors/hot/history.Store).
 type History struct{ Sink *rsclickhouse.Sink }
 
 // Check returns an error wrapping topics.ErrInvalidSnapshot if s cannot be stored as rows.

@@ -11,7 +11,7 @@ import (
 	"github.com/rankstream/rankstream/internal/app"
 	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/testenv"
-	"github.com/rankstream/rankstream/processors/history"
+	"github.com/rankstream/rankstream/processors/hot/history"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"github.com/rankstream/rankstream/topics"
 )

@@ -176,7 +176,7 @@ func TestRuleCatchesViolations(t *testing.T) {
 		{"topics", module + "sketch", false},
 		{"topics", redisLib + "/v9", true},
 		{"processors/steps", module + "sinks/redis", true},
-		{"processors/hot", module + "processors/hotmerge", true},
+		{"processors/hot/merge", module + "processors/steps", true},
 		{"processors/hot", module + "internal/kafka", false},
 		{"processors/steps", redisLib + "/v9", true},
 		{"sinks/redis", module + "processors/steps", true},

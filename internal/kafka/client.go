@@ -18,7 +18,7 @@ import (
 // records). A process creates it once from its Config, hands it to whatever needs it and
 // closes it at shutdown, after them.
 //
-// It is not for a consumer group member (processors/history's writer, goka's sarama clients)
+// It is not for a consumer group member (processors/hot/history's writer, goka's sarama clients)
 // nor for a producer that needs settings of its own (the load generator): those open their
 // own with Config.KgoClient.
 type Client struct {

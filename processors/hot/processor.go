@@ -1,7 +1,7 @@
 // Package hot is the goka group hot: it validates search queries, repartitions them by
 // normalised term through its loop topic and keeps one sliding-window sketch per partition,
 // emitting each partition's partial Top-K (topics.HotPartial) to hot.partials when a window
-// closes; processors/hotmerge merges them. Its rules (watermarks, alignment, which terms count)
+// closes; processors/hot/merge merges them. Its rules (watermarks, alignment, which terms count)
 // are pure functions (rules.go); its state survives restarts in hot.checkpoints. The loop
 // topic's records and the checkpoints are topics.HotLoopRecord and topics.HotCheckpoint; this
 // package only reads and writes them.

@@ -29,9 +29,9 @@ import (
 	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/loadgen"
 	"github.com/rankstream/rankstream/internal/testenv"
-	"github.com/rankstream/rankstream/processors/history"
+	"github.com/rankstream/rankstream/processors/hot/history"
 	"github.com/rankstream/rankstream/processors/hot"
-	"github.com/rankstream/rankstream/processors/hotmerge"
+	"github.com/rankstream/rankstream/processors/hot/merge"
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"github.com/rankstream/rankstream/topics"
@@ -369,8 +369,8 @@ func (p *hotPipeline) start(hotHooks ...func(goka.Context)) {
 		return hot.Run(gctx, p.cfg, p.kcl, p.kc.ProcessorOptions(p.kc.Names.Group(hot.Group), p.cfg.Log, hotHooks...)...)
 	})
 	g.Go(func() error {
-		mcfg := hotmerge.Config{Names: p.cfg.Names, Partitions: p.cfg.Partitions, K: p.cfg.K, Log: p.cfg.Log}
-		return hotmerge.Run(gctx, mcfg, pub, p.kc.Brokers, p.kc.ProcessorOptions(p.kc.Names.Group(hotmerge.Group), p.cfg.Log)...)
+		mcfg := merge.Config{Names: p.cfg.Names, Partitions: p.cfg.Partitions, K: p.cfg.K, Log: p.cfg.Log}
+		return merge.Run(gctx, mcfg, pub, p.kc.Brokers, p.kc.ProcessorOptions(p.kc.Names.Group(merge.Group), p.cfg.Log)...)
 	})
 	p.stopped = make(chan struct{})
 	go func() {

@@ -18,8 +18,8 @@ import (
 	"github.com/rankstream/rankstream/internal/app"
 	"github.com/rankstream/rankstream/internal/kafka"
 	"github.com/rankstream/rankstream/internal/testenv"
-	"github.com/rankstream/rankstream/processors/history"
-	"github.com/rankstream/rankstream/processors/hotmerge"
+	"github.com/rankstream/rankstream/processors/hot/history"
+	"github.com/rankstream/rankstream/processors/hot/merge"
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"github.com/rankstream/rankstream/topics"
@@ -42,12 +42,12 @@ func TestMergeWaitsThenPublishesMissingPartitions(t *testing.T) {
 		rdb := testenv.Redis(t)
 
 		log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-		cfg := hotmerge.Config{Names: kc.Names, Partitions: partitions, K: 10, MergeWait: wait, Log: log}
+		cfg := merge.Config{Names: kc.Names, Partitions: partitions, K: 10, MergeWait: wait, Log: log}
 		pub := app.Publisher{Redis: rsredis.NewHotWriter(rdb), History: history.NewQueue(kcl)}
 		runCtx, stop := context.WithCancel(ctx)
 		done := make(chan error, 2)
 		go func() {
-			done <- hotmerge.Run(runCtx, cfg, pub, brokers, kc.ProcessorOptions(kc.Names.Group(hotmerge.Group), log)...)
+			done <- merge.Run(runCtx, cfg, pub, brokers, kc.ProcessorOptions(kc.Names.Group(merge.Group), log)...)
 		}()
 		go func() { done <- history.Run(runCtx, kc, app.History{Sink: sink}, log) }()
 		t.Cleanup(func() {
@@ -117,7 +117,7 @@ func TestMergeWaitsThenPublishesMissingPartitions(t *testing.T) {
 		rows := countRows(t, conn)
 		send(w1, 1)
 		send(w2, 2, 3)
-		processed(t, ctx, cl, kc.Names.Group(hotmerge.Group), partialsTopic)
+		processed(t, ctx, cl, kc.Names.Group(merge.Group), partialsTopic)
 		time.Sleep(wait + 500*time.Millisecond) // the wait and two sweeps (every wait/4)
 		processed(t, ctx, cl, kc.Names.Group(history.Group), string(kc.Names.Stream(topics.HotHistory)))
 		if got := countRows(t, conn); got != rows {
@@ -223,12 +223,12 @@ func TestMergeSkipsInvalidSnapshot(t *testing.T) {
 		kafkaClient(t, ctx, kc)
 		rdb := testenv.Redis(t)
 		log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-		cfg := hotmerge.Config{Names: kc.Names, Partitions: partitions, K: 10, MergeWait: time.Second, Log: log}
+		cfg := merge.Config{Names: kc.Names, Partitions: partitions, K: 10, MergeWait: time.Second, Log: log}
 		pub := app.Publisher{Redis: rsredis.NewHotWriter(rdb)}
 		runCtx, stop := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() {
-			done <- hotmerge.Run(runCtx, cfg, pub, brokers, kc.ProcessorOptions(kc.Names.Group(hotmerge.Group), log)...)
+			done <- merge.Run(runCtx, cfg, pub, brokers, kc.ProcessorOptions(kc.Names.Group(merge.Group), log)...)
 		}()
 		defer func() {
 			stop()

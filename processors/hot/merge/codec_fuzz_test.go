@@ -1,4 +1,4 @@
-package hotmerge
+package merge
 
 import (
 	"reflect"
