@@ -50,7 +50,7 @@ bench:
 	  $(GO) test -run "^$$" -bench HotFreshness -benchtime 1x -count $(BENCH_FRESHNESS_COUNT) ./internal/e2e/hot/ && \
 	  $(GO) test -run "^$$" -bench ReadPath -benchtime 1x -count $(BENCH_READ_COUNT) -timeout 30m ./internal/e2e/serve/ && \
 	  $(GO) test -run "^$$" -bench FriendsBoard -benchtime 1x -count $(BENCH_COUNT) ./internal/e2e/friends/ && \
-	  $(GO) test -run "^$$" -bench . -benchmem -count $(BENCH_COUNT) ./sketch/ ./sinks/... ./topics/ ./internal/api/ ; \
+	  $(GO) test -run "^$$" -bench . -benchmem -count $(BENCH_COUNT) ./sketch/ ./sinks/... ./topics/ ./internal/service/api/ ; \
 	} | tee $(BENCH_OUT)'
 	$(GO) tool benchstat $(BENCH_OUT)
 
@@ -116,12 +116,12 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzTimestamp$$' -fuzztime $(FUZZ_EXECS) ./topics/
 	$(GO) test -run '^$$' -fuzz '^FuzzTopKSnapshotJSON$$' -fuzztime $(FUZZ_EXECS) ./topics/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeCheckpoint$$' -fuzztime $(FUZZ_EXECS) ./topics/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseBoardQuery$$' -fuzztime $(FUZZ_EXECS) ./internal/api/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseMemberQuery$$' -fuzztime $(FUZZ_EXECS) ./internal/api/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseHotQuery$$' -fuzztime $(FUZZ_EXECS) ./internal/api/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseScoreBoardQuery$$' -fuzztime $(FUZZ_EXECS) ./internal/api/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseScoreMemberQuery$$' -fuzztime $(FUZZ_EXECS) ./internal/api/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseParamsAsNetURL$$' -fuzztime $(FUZZ_EXECS) ./internal/api/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseBoardQuery$$' -fuzztime $(FUZZ_EXECS) ./internal/service/api/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseMemberQuery$$' -fuzztime $(FUZZ_EXECS) ./internal/service/api/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseHotQuery$$' -fuzztime $(FUZZ_EXECS) ./internal/service/api/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseScoreBoardQuery$$' -fuzztime $(FUZZ_EXECS) ./internal/service/api/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseScoreMemberQuery$$' -fuzztime $(FUZZ_EXECS) ./internal/service/api/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseParamsAsNetURL$$' -fuzztime $(FUZZ_EXECS) ./internal/service/api/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeLoopRecord$$' -fuzztime $(FUZZ_EXECS) ./topics/
 	$(GO) test -run '^$$' -fuzz '^FuzzMergeCodecs$$' -fuzztime $(FUZZ_EXECS) ./processors/hot/merge/
 

@@ -8,7 +8,7 @@ import (
 	"os/user"
 	"time"
 
-	"github.com/rankstream/rankstream/internal/app"
+	"github.com/rankstream/rankstream/internal/service/app"
 	"github.com/rankstream/rankstream/topics"
 )
 

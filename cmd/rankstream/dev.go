@@ -4,7 +4,7 @@ import (
 	"context"
 	"io"
 
-	"github.com/rankstream/rankstream/internal/app"
+	"github.com/rankstream/rankstream/internal/service/app"
 )
 
 func runDev(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {

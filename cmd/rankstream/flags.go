@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rankstream/rankstream/internal/app"
-	"github.com/rankstream/rankstream/internal/kafka"
+	"github.com/rankstream/rankstream/internal/platform/kafka"
+	"github.com/rankstream/rankstream/internal/service/app"
 	"github.com/rankstream/rankstream/processors/hot/merge"
 	"github.com/rankstream/rankstream/processors/steps"
 	"github.com/rankstream/rankstream/topics"

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/rankstream/rankstream/internal/app"
-	"github.com/rankstream/rankstream/internal/gateway"
+	"github.com/rankstream/rankstream/internal/service/app"
+	"github.com/rankstream/rankstream/internal/service/gateway"
 )
 
 func runGateway(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer) int {

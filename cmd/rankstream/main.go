@@ -1,6 +1,6 @@
 // Command rankstream is the one binary of the pipeline: each subcommand turns its flags and
 // the RANKSTREAM_* environment into a configuration and hands it to the package that runs it
-// (internal/app for process, dev, serve and gateway); none holds logic of its own.
+// (internal/service/app for process, dev, serve and gateway); none holds logic of its own.
 package main
 
 import (

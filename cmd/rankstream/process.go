@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/rankstream/rankstream/internal/app"
+	"github.com/rankstream/rankstream/internal/service/app"
 	"github.com/rankstream/rankstream/processors/steps"
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
 )

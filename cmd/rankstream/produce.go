@@ -12,7 +12,7 @@ import (
 	"github.com/lovoo/goka"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/rankstream/rankstream/internal/loadgen"
+	"github.com/rankstream/rankstream/internal/service/loadgen"
 	"github.com/rankstream/rankstream/topics"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rankstream/rankstream/internal/loadgen"
+	"github.com/rankstream/rankstream/internal/service/loadgen"
 	"github.com/rankstream/rankstream/topics"
 )
 

@@ -6,8 +6,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/rankstream/rankstream/internal/app"
 	"github.com/rankstream/rankstream/board"
+	"github.com/rankstream/rankstream/internal/service/app"
 	"github.com/rankstream/rankstream/topics"
 )
 

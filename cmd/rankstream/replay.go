@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rankstream/rankstream/internal/app"
+	"github.com/rankstream/rankstream/internal/service/app"
 )
 
 func runReplay(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {

@@ -7,8 +7,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/rankstream/rankstream/internal/api"
-	"github.com/rankstream/rankstream/internal/app"
+	"github.com/rankstream/rankstream/internal/service/api"
+	"github.com/rankstream/rankstream/internal/service/app"
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
 )
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/rankstream/rankstream/internal/kafka"
+	"github.com/rankstream/rankstream/internal/platform/kafka"
 )
 
 func runTopics(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {

@@ -8,7 +8,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/rankstream/rankstream/internal/topkcli"
+	"github.com/rankstream/rankstream/internal/service/topkcli"
 )
 
 const topkSynopsis = `Reads lines "<time>\t<item>" from file (or standard input when it is absent or

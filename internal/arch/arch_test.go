@@ -1,24 +1,27 @@
-// Package arch holds the test of the layout rule of rankstream (CONTRIBUTING.md, "Layout"):
+// Package arch holds the test of the layout rule of rankstream (CONTRIBUTING.md, "Layout").
 //
-// The top level holds what a user of rankstream as a library would import: topics (the Kafka
-// contract: every wire format), sketch (the heavy-hitters library), processors/<family> (one
-// goka group each: its pure rules, a thin goka adapter, and the interface of the store it
-// feeds, defined there) and sinks/<store> (one per store, owning every key, table and script it
-// writes and reads). internal/ holds plumbing nobody outside should import: the Kafka wiring,
-// observability, retry, the pure board rules, the HTTP services, the wiring of the commands,
-// tools and test harnesses. Imports point one way: sketch, board and internal/backoff
-// import only the standard library; topics imports sketch and board; a processor
-// family imports topics, sketch and internal plumbing, never a sink or another family; a sink
-// imports topics and internal plumbing, never a processor, Kafka or another store's driver; the
-// read API imports sinks/redis and never a processor, Kafka or a store's driver; the write
-// gateway imports topics, board, internal/kafka and internal/obs, never a processor,
-// a sink or a store's driver; the pages (internal/web) import topics, board and
-// internal/obs only; the boards file reader (internal/boardsfile) imports board and a
-// YAML library only; internal/app may import everything but cmd and the test harnesses;
-// nothing imports cmd; only tests import internal/testenv and internal/e2e. Test files may
-// import anything.
+// The module is in layers, and a package imports only from its own layer and the layers below
+// it (a processor or sink family from none of the others):
 //
-// The test enforces exactly that rule on the non-test files of every package of the module, and
+//  1. ground, at the top level: sketch (the heavy-hitters library) and board (the leaderboard
+//     vocabulary) on the standard library alone, and topics (the Kafka contract: every wire
+//     format) on them;
+//  2. platform, internal/platform/: the plumbing the families share (kafka, obs, backoff, the
+//     boards file reader);
+//  3. families: processors/<family> (one goka group family each: its pure rules, a thin goka
+//     adapter and the interface of the store it feeds) and sinks/<store> (one per store, owning
+//     every key, table and script it writes and reads), never one another;
+//  4. services, internal/service/: what the commands run (the wiring and the operator jobs in
+//     app, the read API, the write gateway, the pages, the load generator, the topk tool);
+//  5. cmd, the commands.
+//
+// Within those, some packages may import less (the table rules: the read API no Kafka, the
+// gateway no sink, a sink no Kafka, ...). The test lab (internal/e2e, internal/testenv,
+// internal/arch) is beside the layers: it may import anything but cmd, and no package of it is
+// a dependency of the command (go list -deps ./cmd/rankstream); testenv imports no rankstream
+// package, so that every package's tests can use it. Test files may import anything.
+//
+// The test enforces exactly that on the non-test files of every package of the module, and
 // fails for a package that no rule covers.
 package arch
 
@@ -31,7 +34,7 @@ import (
 
 const module = "github.com/rankstream/rankstream/"
 
-// Third-party modules that only some layers may use.
+// Third-party modules that only some packages may use.
 var (
 	kafkaLibs  = []string{"github.com/lovoo/goka", "github.com/IBM/sarama", "github.com/twmb/franz-go"}
 	redisLib   = "github.com/redis/go-redis"
@@ -39,19 +42,32 @@ var (
 	drivers    = []string{redisLib, clickhouse}
 )
 
-// plumbing is the internal/ a processor or a sink may use.
-var plumbing = []string{"board", "internal/obs", "internal/backoff"}
+// The layers, bottom up; lab is the test lab, beside them.
+const (
+	ground = iota + 1
+	platform
+	families
+	services
+	commands
+	lab
+)
+
+var layerNames = map[int]string{ground: "ground", platform: "platform", families: "families", services: "services", commands: "cmd", lab: "test lab"}
+
+// plumbing is what of the platform a family may use.
+var plumbing = []string{"internal/platform/kafka", "internal/platform/obs", "internal/platform/backoff"}
 
 // rule says what the non-test files of the packages it covers may import.
 type rule struct {
+	layer int
 	// stdOnly: nothing but the standard library.
 	stdOnly bool
-	// may lists the module's packages (prefixes, relative to the module) they may import
-	// besides their own subtree; nil with anyModule false means none.
-	may []string
-	// anyModule allows every module package except those in mayNot.
-	anyModule bool
-	mayNot    []string
+	// may, when not nil, lists the only module packages (prefixes, relative to the module) of
+	// lower layers they may import; none is allowed when noModule.
+	may      []string
+	noModule bool
+	// mayNot lists module packages of lower layers they must not import.
+	mayNot []string
 	// thirdPartyNot lists third-party import prefixes they must not use.
 	thirdPartyNot []string
 }
@@ -61,30 +77,35 @@ func join(lists ...[]string) []string { return slices.Concat(lists...) }
 // rules, by package prefix relative to the module ("x" covers x and x/...). The longest prefix
 // that matches a package is its rule.
 var rules = map[string]rule{
-	"sketch":              {stdOnly: true},
-	"board":               {stdOnly: true},
-	"internal/backoff":    {stdOnly: true},
-	"internal/arch":       {stdOnly: true},
-	"internal/obs":        {thirdPartyNot: join(kafkaLibs, drivers)},
-	"topics":              {may: []string{"sketch", "board"}, thirdPartyNot: join([]string{"github.com/IBM/sarama", "github.com/twmb/franz-go"}, drivers)},
-	"processors":          {may: join([]string{"topics", "sketch", "internal/kafka"}, plumbing), thirdPartyNot: drivers},
-	"sinks/redis":         {may: join([]string{"topics"}, plumbing), thirdPartyNot: join(kafkaLibs, []string{clickhouse})},
-	"sinks/clickhouse":    {may: join([]string{"topics"}, plumbing), thirdPartyNot: join(kafkaLibs, []string{redisLib})},
-	"internal/kafka":      {may: []string{"topics", "internal/obs", "internal/backoff"}, thirdPartyNot: drivers},
-	"internal/api":        {may: []string{"sinks/redis", "topics", "board", "internal/obs"}, thirdPartyNot: join(kafkaLibs, drivers)},
-	"internal/web":        {may: []string{"topics", "board", "internal/obs"}, thirdPartyNot: join(kafkaLibs, drivers)},
-	"internal/gateway":    {may: []string{"topics", "board", "internal/kafka", "internal/obs"}, thirdPartyNot: drivers},
-	"internal/boardsfile": {may: []string{"board"}, thirdPartyNot: join(kafkaLibs, drivers)},
-	"internal/loadgen":    {may: []string{"topics", "sketch", "board", "internal/obs"}, thirdPartyNot: drivers},
-	"internal/topkcli":    {may: []string{"topics", "sketch", "internal/obs"}, thirdPartyNot: join(kafkaLibs, drivers)},
-	"internal/app":        {anyModule: true, mayNot: []string{"cmd", "internal/e2e", "internal/testenv", "internal/arch"}},
-	"cmd":                 {anyModule: true, mayNot: []string{"internal/e2e", "internal/testenv", "internal/arch"}},
-	"internal/testenv":    {},
-	"internal/e2e":        {anyModule: true, mayNot: []string{"cmd"}},
+	"sketch": {layer: ground, stdOnly: true},
+	"board":  {layer: ground, stdOnly: true},
+	"topics": {layer: ground, may: []string{"sketch", "board"}, thirdPartyNot: join([]string{"github.com/IBM/sarama", "github.com/twmb/franz-go"}, drivers)},
+
+	"internal/platform":            {layer: platform, noModule: true, thirdPartyNot: join(kafkaLibs, drivers)},
+	"internal/platform/backoff":    {layer: platform, stdOnly: true},
+	"internal/platform/kafka":      {layer: platform, may: []string{"topics", "internal/platform/obs", "internal/platform/backoff"}, thirdPartyNot: drivers},
+	"internal/platform/boardsfile": {layer: platform, may: []string{"board"}, thirdPartyNot: join(kafkaLibs, drivers)},
+
+	"processors":       {layer: families, may: join([]string{"topics", "sketch", "board"}, plumbing), thirdPartyNot: drivers},
+	"sinks/redis":      {layer: families, may: []string{"topics", "board", "internal/platform/obs", "internal/platform/backoff"}, thirdPartyNot: join(kafkaLibs, []string{clickhouse})},
+	"sinks/clickhouse": {layer: families, may: []string{"topics", "board", "internal/platform/obs", "internal/platform/backoff"}, thirdPartyNot: join(kafkaLibs, []string{redisLib})},
+
+	"internal/service":         {layer: services},
+	"internal/service/api":     {layer: services, may: []string{"sinks/redis", "topics", "board", "internal/platform/obs"}, thirdPartyNot: join(kafkaLibs, drivers)},
+	"internal/service/web":     {layer: services, may: []string{"topics", "board", "internal/platform/obs"}, thirdPartyNot: join(kafkaLibs, drivers)},
+	"internal/service/gateway": {layer: services, may: []string{"topics", "board", "internal/platform/kafka", "internal/platform/obs"}, thirdPartyNot: drivers},
+	"internal/service/loadgen": {layer: services, may: []string{"topics", "sketch", "board", "internal/platform/obs"}, thirdPartyNot: drivers},
+	"internal/service/topkcli": {layer: services, may: []string{"topics", "sketch", "internal/platform/obs"}, thirdPartyNot: join(kafkaLibs, drivers)},
+
+	"cmd": {layer: commands},
+
+	"internal/arch":    {layer: lab, stdOnly: true},
+	"internal/testenv": {layer: lab, noModule: true},
+	"internal/e2e":     {layer: lab, mayNot: []string{"cmd"}},
 }
 
-// ruleOf returns the rule covering pkg and its prefix.
-func ruleOf(pkg string) (rule, string, bool) {
+// ruleOf returns the rule covering pkg.
+func ruleOf(pkg string) (rule, bool) {
 	best := ""
 	for prefix := range rules {
 		if within(pkg, prefix) && len(prefix) > len(best) {
@@ -92,17 +113,21 @@ func ruleOf(pkg string) (rule, string, bool) {
 		}
 	}
 	r, ok := rules[best]
-	return r, best, ok
+	return r, ok
 }
 
-// family is the subtree a package may import freely: its own top two levels
-// (processors/steps, sinks/redis, internal/e2e, sketch/exact's sketch, ...).
+// family is the subtree a package may import freely: processors/hot for processors/hot/merge,
+// internal/service/app, internal/e2e for internal/e2e/hot, sketch for sketch/exact, ...
 func family(pkg string) string {
-	parts := strings.SplitN(pkg, "/", 3)
-	if len(parts) >= 2 && (parts[0] == "processors" || parts[0] == "sinks" || parts[0] == "internal") {
-		return parts[0] + "/" + parts[1]
+	parts := strings.Split(pkg, "/")
+	n := 1
+	switch {
+	case parts[0] == "internal" && len(parts) > 2 && (parts[1] == "platform" || parts[1] == "service"):
+		n = 3
+	case parts[0] == "processors" || parts[0] == "sinks" || parts[0] == "internal":
+		n = 2
 	}
-	return parts[0]
+	return strings.Join(parts[:min(n, len(parts))], "/")
 }
 
 func within(pkg, prefix string) bool { return pkg == prefix || strings.HasPrefix(pkg, prefix+"/") }
@@ -113,7 +138,7 @@ func withinAny(pkg string, prefixes []string) bool {
 
 // violations returns what is wrong with pkg importing imps (non-test files).
 func violations(pkg string, imps []string) []string {
-	r, _, ok := ruleOf(pkg)
+	r, ok := ruleOf(pkg)
 	if !ok {
 		return []string{pkg + ": no layout rule covers it (add one to internal/arch)"}
 	}
@@ -125,19 +150,33 @@ func violations(pkg string, imps []string) []string {
 		case isModule && within(own, family(pkg)):
 		case r.stdOnly:
 			out = append(out, pkg+" imports "+imp+": it may import only the standard library (and its own subtree)")
-		case isModule && r.anyModule:
-			if withinAny(own, r.mayNot) {
-				out = append(out, pkg+" imports "+own+": it must not")
-			}
 		case isModule:
-			if !withinAny(own, r.may) {
-				out = append(out, pkg+" imports "+own+": it may import only "+strings.Join(r.may, ", ")+" of the module")
-			}
-		case withinAny(imp, r.thirdPartyNot) || slices.ContainsFunc(r.thirdPartyNot, func(p string) bool { return strings.HasPrefix(imp, p) }):
+			out = append(out, moduleViolations(pkg, r, own)...)
+		case slices.ContainsFunc(r.thirdPartyNot, func(p string) bool { return strings.HasPrefix(imp, p) }):
 			out = append(out, pkg+" imports "+imp+": it must not use that library")
 		}
 	}
 	return out
+}
+
+// moduleViolations judges pkg (of rule r) importing own, a module package outside its family.
+func moduleViolations(pkg string, r rule, own string) []string {
+	dep, ok := ruleOf(own)
+	switch {
+	case !ok:
+		return []string{pkg + " imports " + own + ": no layout rule covers it"}
+	case r.noModule:
+		return []string{pkg + " imports " + own + ": it may import no package of the module"}
+	case r.layer != lab && dep.layer > r.layer:
+		return []string{pkg + " (" + layerNames[r.layer] + ") imports " + own + " (" + layerNames[dep.layer] + "): a package imports only from its layer and the layers below"}
+	case r.layer == families && dep.layer == families:
+		return []string{pkg + " imports " + own + ": a family never imports another family"}
+	case r.may != nil && !withinAny(own, r.may):
+		return []string{pkg + " imports " + own + ": it may import only " + strings.Join(r.may, ", ") + " of the module"}
+	case withinAny(own, r.mayNot):
+		return []string{pkg + " imports " + own + ": it must not"}
+	}
+	return nil
 }
 
 func TestImportDirection(t *testing.T) {
@@ -162,6 +201,29 @@ func TestImportDirection(t *testing.T) {
 	}
 }
 
+// TestLabOutsideTheCommand: no package of the test lab is among the command's dependencies, so
+// nothing of it ships in the binary.
+func TestLabOutsideTheCommand(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", module+"cmd/rankstream").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, out)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, module+"internal/service/app") {
+		t.Fatalf("go list -deps ./cmd/rankstream lists %d packages, without internal/service/app: is the module path right?", len(deps))
+	}
+	for _, dep := range deps {
+		if own, ok := strings.CutPrefix(dep, module); ok && layerOf(own) == lab {
+			t.Errorf("cmd/rankstream depends on %s, of the test lab", own)
+		}
+	}
+}
+
+func layerOf(pkg string) int {
+	r, _ := ruleOf(pkg)
+	return r.layer
+}
+
 // TestRuleCatchesViolations: each kind of import the rule forbids is reported.
 func TestRuleCatchesViolations(t *testing.T) {
 	for _, c := range []struct {
@@ -172,35 +234,45 @@ func TestRuleCatchesViolations(t *testing.T) {
 		{"sketch/exact", module + "sketch", false},
 		{"sketch/exact", module + "topics", true},
 		{"board", "time", false},
+		{"board", "go.yaml.in/yaml/v3", true},
 		{"topics", module + "processors/steps", true},
 		{"topics", module + "sketch", false},
 		{"topics", redisLib + "/v9", true},
+		{"internal/platform/kafka", module + "processors/steps", true},
+		{"internal/platform/kafka", module + "internal/platform/obs", false},
+		{"internal/platform/obs", module + "internal/service/app", true},
+		{"internal/platform/boardsfile", module + "board", false},
+		{"internal/platform/boardsfile", "go.yaml.in/yaml/v3", false},
+		{"internal/platform/boardsfile", module + "topics", true},
+		{"internal/platform/boardsfile", redisLib + "/v9", true},
 		{"processors/steps", module + "sinks/redis", true},
+		{"processors/hot/merge", module + "processors/hot", false},
 		{"processors/hot/merge", module + "processors/steps", true},
-		{"processors/hot", module + "internal/kafka", false},
+		{"processors/hot", module + "internal/platform/kafka", false},
+		{"processors/hot", module + "internal/service/app", true},
 		{"processors/steps", redisLib + "/v9", true},
 		{"sinks/redis", module + "processors/steps", true},
 		{"sinks/redis", "github.com/twmb/franz-go/pkg/kgo", true},
-		{"sinks/redis", module + "internal/kafka", true},
+		{"sinks/redis", module + "internal/platform/kafka", true},
 		{"sinks/clickhouse", redisLib + "/v9", true},
-		{"internal/api", module + "sinks/redis", false},
-		{"internal/api", redisLib + "/v9", true},
-		{"internal/api", module + "processors/hot", true},
-		{"internal/gateway", module + "internal/kafka", false},
-		{"internal/gateway", module + "sinks/redis", true},
-		{"internal/gateway", module + "processors/steps", true},
-		{"internal/gateway", redisLib + "/v9", true},
-		{"internal/app", module + "cmd/rankstream", true},
-		{"internal/app", module + "internal/testenv", true},
-		{"internal/app", module + "processors/hot", false},
+		{"internal/service/api", module + "sinks/redis", false},
+		{"internal/service/api", redisLib + "/v9", true},
+		{"internal/service/api", module + "processors/hot", true},
+		{"internal/service/gateway", module + "internal/platform/kafka", false},
+		{"internal/service/gateway", module + "sinks/redis", true},
+		{"internal/service/gateway", module + "processors/steps", true},
+		{"internal/service/gateway", redisLib + "/v9", true},
+		{"internal/service/app", module + "cmd/rankstream", true},
+		{"internal/service/app", module + "internal/testenv", true},
+		{"internal/service/app", module + "internal/e2e", true},
+		{"internal/service/app", module + "processors/hot", false},
+		{"internal/service/app", module + "internal/service/api", false},
 		{"cmd/rankstream", module + "internal/e2e", true},
-		{"internal/kafka", module + "processors/steps", true},
-		{"internal/boardsfile", module + "board", false},
-		{"internal/boardsfile", "go.yaml.in/yaml/v3", false},
-		{"internal/boardsfile", module + "topics", true},
-		{"internal/boardsfile", redisLib + "/v9", true},
-		{"board", "go.yaml.in/yaml/v3", true},
+		{"cmd/rankstream", module + "internal/service/app", false},
+		{"internal/e2e", module + "internal/testenv", false},
+		{"internal/e2e/hot", module + "internal/service/app", false},
 		{"internal/e2e/hot", module + "cmd/rankstream", true},
+		{"internal/testenv", module + "topics", true},
 		{"nowhere/new", "fmt", true}, // no rule covers it
 	} {
 		if got := len(violations(c.pkg, []string{c.imp})) > 0; got != c.bad {

@@ -4,13 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"go/parser"
-	"go/token"
-	"io/fs"
 	"maps"
 	"net"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -24,8 +19,6 @@ import (
 
 	"github.com/rankstream/rankstream/internal/testenv"
 )
-
-const module = "github.com/rankstream/rankstream"
 
 // TestKafkaRoundTrip creates a topic with the broker's default partition
 // count, produces keyed records, consumes them in a consumer group and
@@ -218,54 +211,6 @@ func TestUniqueName(t *testing.T) {
 	}
 	if !strings.HasPrefix(a, "steps.reported_testuniquename_") {
 		t.Errorf("UniqueName = %q, want it to start with the prefix and the test name", a)
-	}
-}
-
-// TestImportedOnlyByTests keeps the package a test-only dependency: no
-// non-test file of the module may import it, and it imports no rankstream
-// package itself.
-func TestImportedOnlyByTests(t *testing.T) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("module root not found at %s: %v", root, err)
-	}
-	self := module + "/internal/testenv"
-	fset := token.NewFileSet()
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
-		if err != nil {
-			return fmt.Errorf("parse %s: %w", path, err)
-		}
-		inTestenv := filepath.Dir(path) == filepath.Join(root, "internal", "testenv")
-		for _, imp := range f.Imports {
-			p, _ := strconv.Unquote(imp.Path.Value)
-			rel, _ := filepath.Rel(root, path)
-			switch {
-			case p == self:
-				t.Errorf("%s imports %s; only _test.go files may", rel, self)
-			case inTestenv && strings.HasPrefix(p, module+"/"):
-				t.Errorf("%s imports %s; testenv must not depend on rankstream packages", rel, p)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/rankstream/rankstream/internal/kafka"
+	"github.com/rankstream/rankstream/internal/platform/kafka"
 )
 
 // kafkaStore is what the processor writes to and reads from Kafka: kafkaIO, or a test's.

@@ -8,7 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/rankstream/rankstream/internal/obs"
+	"github.com/rankstream/rankstream/internal/platform/obs"
 	"github.com/rankstream/rankstream/topics"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/rankstream/rankstream/internal/kafka"
+	"github.com/rankstream/rankstream/internal/platform/kafka"
 	"github.com/rankstream/rankstream/topics"
 )
 

@@ -3,7 +3,7 @@ package scores
 import (
 	"github.com/lovoo/goka"
 
-	"github.com/rankstream/rankstream/internal/kafka"
+	"github.com/rankstream/rankstream/internal/platform/kafka"
 	"github.com/rankstream/rankstream/topics"
 )
 

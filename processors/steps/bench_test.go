@@ -9,7 +9,7 @@ import (
 	"github.com/lovoo/goka"
 
 	"github.com/rankstream/rankstream/board"
-	"github.com/rankstream/rankstream/internal/loadgen"
+	"github.com/rankstream/rankstream/internal/service/loadgen"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/topics"
 )

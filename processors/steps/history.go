@@ -11,8 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rankstream/rankstream/board"
-	"github.com/rankstream/rankstream/internal/kafka"
-	"github.com/rankstream/rankstream/internal/obs"
+	"github.com/rankstream/rankstream/internal/platform/kafka"
+	"github.com/rankstream/rankstream/internal/platform/obs"
 	"github.com/rankstream/rankstream/topics"
 )
 

@@ -1,7 +1,7 @@
 package steps
 
 import (
-	"github.com/rankstream/rankstream/internal/kafka"
+	"github.com/rankstream/rankstream/internal/platform/kafka"
 	"github.com/rankstream/rankstream/topics"
 )
 

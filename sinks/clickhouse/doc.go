@@ -47,6 +47,6 @@
 // by hand with other columns fails early. There is no migrations table: a future schema
 // change adds another idempotent statement.
 //
-// It imports clickhouse-go and internal/obs; never goka, Kafka or the processors.
+// It imports clickhouse-go and internal/platform/obs; never goka, Kafka or the processors.
 // It imports clickhouse-go and internal plumbing; never Kafka, goka, a processor or Redis.
 package clickhouse

@@ -11,8 +11,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/rankstream/rankstream/internal/backoff"
-	"github.com/rankstream/rankstream/internal/obs"
+	"github.com/rankstream/rankstream/internal/platform/backoff"
+	"github.com/rankstream/rankstream/internal/platform/obs"
 )
 
 // ErrClosed is handed to the done callbacks of updates that could not be written before the

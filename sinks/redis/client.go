@@ -9,7 +9,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/rankstream/rankstream/internal/obs"
+	"github.com/rankstream/rankstream/internal/platform/obs"
 )
 
 // WriterTimeout bounds one network read or write of the pipeline's client (Open, for the

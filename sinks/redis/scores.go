@@ -9,7 +9,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/rankstream/rankstream/board"
-	"github.com/rankstream/rankstream/internal/obs"
+	"github.com/rankstream/rankstream/internal/platform/obs"
 )
 
 // memberPeriod keys a member's entry on one period of a board.

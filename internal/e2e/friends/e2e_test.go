@@ -19,10 +19,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/rankstream/rankstream/internal/api"
 	"github.com/rankstream/rankstream/board"
-	"github.com/rankstream/rankstream/internal/kafka"
-	"github.com/rankstream/rankstream/internal/obs"
+	"github.com/rankstream/rankstream/internal/platform/kafka"
+	"github.com/rankstream/rankstream/internal/platform/obs"
+	"github.com/rankstream/rankstream/internal/service/api"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/friends"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/rankstream/rankstream/board"
-	"github.com/rankstream/rankstream/internal/gateway"
+	"github.com/rankstream/rankstream/internal/service/gateway"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/scores"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"

@@ -19,9 +19,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/rankstream/rankstream/internal/boardsfile"
-	"github.com/rankstream/rankstream/internal/gateway"
-	"github.com/rankstream/rankstream/internal/obs"
+	"github.com/rankstream/rankstream/internal/platform/boardsfile"
+	"github.com/rankstream/rankstream/internal/platform/obs"
+	"github.com/rankstream/rankstream/internal/service/gateway"
 	"github.com/rankstream/rankstream/internal/testenv"
 )
 
@@ -135,7 +135,7 @@ func checkProbePath(t *testing.T, where, path string) {
 	}
 }
 
-// checkBoards checks a boards file (internal/boardsfile); checkKeys an API keys file.
+// checkBoards checks a boards file (internal/platform/boardsfile); checkKeys an API keys file.
 func checkBoards(t *testing.T, where string, data []byte) {
 	t.Helper()
 	if _, err := boardsfile.Parse(where, data); err != nil {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/rankstream/rankstream/board"
 	"github.com/rankstream/rankstream/internal/e2e"
-	"github.com/rankstream/rankstream/internal/loadgen"
+	"github.com/rankstream/rankstream/internal/service/loadgen"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/scores"
 	"github.com/rankstream/rankstream/processors/steps"

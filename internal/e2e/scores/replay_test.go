@@ -17,9 +17,9 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kadm"
 
-	"github.com/rankstream/rankstream/internal/app"
-	"github.com/rankstream/rankstream/internal/boardsfile"
 	"github.com/rankstream/rankstream/internal/e2e"
+	"github.com/rankstream/rankstream/internal/platform/boardsfile"
+	"github.com/rankstream/rankstream/internal/service/app"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/scores"
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"

@@ -6,7 +6,7 @@
 // by Kafka, bounded by the topic's retention, never by memory.
 //
 // It imports topics, internal plumbing (kafka, obs, backoff) and franz-go; never a sink (the
-// store is handed in by internal/app) or another processor family.
+// store is handed in by internal/service/app) or another processor family.
 package history
 
 import (
@@ -17,8 +17,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/rankstream/rankstream/internal/kafka"
-	"github.com/rankstream/rankstream/internal/obs"
+	"github.com/rankstream/rankstream/internal/platform/kafka"
+	"github.com/rankstream/rankstream/internal/platform/obs"
 	"github.com/rankstream/rankstream/topics"
 )
 

@@ -10,9 +10,9 @@ import (
 	"github.com/lovoo/goka"
 	"github.com/segmentio/encoding/json"
 
-	"github.com/rankstream/rankstream/internal/backoff"
-	"github.com/rankstream/rankstream/internal/kafka"
-	"github.com/rankstream/rankstream/internal/obs"
+	"github.com/rankstream/rankstream/internal/platform/backoff"
+	"github.com/rankstream/rankstream/internal/platform/kafka"
+	"github.com/rankstream/rankstream/internal/platform/obs"
 	"github.com/rankstream/rankstream/topics"
 )
 
