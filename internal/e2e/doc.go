@@ -1,6 +1,7 @@
-// Package e2e is the harness of rankstream's end-to-end tests and benchmarks: generated input
-// streams with the truth the tests compute from them by their own code, and the helpers that
-// start the pipeline's stores. The tests themselves live in its subpackages, so that `go test`
+// Package e2e is the harness of rankstream's end-to-end tests and benchmarks: Run (one run's
+// topics, Redis database, client and processes: Start, Produce, Records, Ends, DeadLetters,
+// API, Gateway), and generated input streams with the truth the tests compute from them by
+// their own code. The tests themselves live in its subpackages, so that `go test`
 // runs them in parallel:
 //
 //   - friends: friends boards on a generated friendship graph, read through the HTTP API
@@ -19,5 +20,6 @@
 // They run the rankstream binary (testenv.Rankstream) or the processors with their real
 // sinks, on the real servers and kfake.
 //
-// Only tests import it; it never imports cmd.
+// Only tests import it (internal/arch: no package of the test lab is a dependency of
+// cmd/rankstream); it never imports cmd.
 package e2e

@@ -4,11 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"syscall"
@@ -16,12 +13,10 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rankstream/rankstream/board"
-	"github.com/rankstream/rankstream/internal/platform/kafka"
-	"github.com/rankstream/rankstream/internal/platform/obs"
+	"github.com/rankstream/rankstream/internal/e2e"
 	"github.com/rankstream/rankstream/internal/service/api"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/friends"
@@ -113,99 +108,46 @@ func generate(rng *rand.Rand, now time.Time) graph {
 	return g
 }
 
-// run is one end-to-end run: its own topics and group (a prefix) on a broker, its own Redis
-// database, rankstream processes started as OS processes, and the HTTP API on that database.
+// run is one end-to-end run (e2e.Run) of friends boards, with the HTTP API on its database.
 type run struct {
-	t         *testing.T
-	kc        kafka.Config
-	kcl       *kafka.Client
-	bin       string
-	redisURL  string
-	rdb       *goredis.Client
-	base      string
-	processes []*testenv.Process
+	*e2e.Run
+	base string
 }
 
-func newRun(t *testing.T, brokers []string, bin string) *run {
+func newRun(t *testing.T, brokers []string) *run {
 	t.Helper()
-	r := &run{t: t, bin: bin, kc: kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: testenv.UniqueName(t, "friends") + "."}}}
-	kcl, err := kafka.NewClient(r.kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(kcl.Close)
-	r.kcl = kcl
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := kcl.EnsureTopics(ctx, true); err != nil {
-		t.Fatal(err)
-	}
-	addr, db := testenv.RedisAddr(t)
-	r.redisURL = fmt.Sprintf("redis://%s/%d", addr, db)
-	r.rdb = goredis.NewClient(&goredis.Options{Addr: addr, DB: db})
-	t.Cleanup(func() { r.rdb.Close() })
-	srv := httptest.NewUnstartedServer(nil)
-	srv.Config = obs.NewServer(api.New(rsredis.NewBatchedReader(r.rdb), slog.New(slog.NewTextHandler(io.Discard, nil))), obs.DefaultServerLimits)
-	srv.Start()
-	t.Cleanup(srv.Close)
-	r.base = srv.URL
+	r := &run{Run: e2e.NewRun(t, brokers, "friends")}
+	r.base = r.API()
 	return r
 }
 
-// start runs `rankstream process` with its defaults for this run's topics and Redis database.
-func (r *run) start(name string) *testenv.Process {
-	r.t.Helper()
-	p := testenv.StartProcess(r.t, name, r.bin, "process", "--brokers", strings.Join(r.kc.Brokers, ","),
-		"--redis", r.redisURL, "--topic-prefix", r.kc.Names.Prefix, "--partitions", "8",
-		"--http", "127.0.0.1:0", "--log-level", "warn")
-	r.processes = append(r.processes, p)
-	return p
-}
-
 func (r *run) produce(recs []*kgo.Record) {
-	r.t.Helper()
-	topic := string(r.kc.Names.Stream(topics.FriendsChanged))
-	for _, rec := range recs {
-		rec.Topic = topic
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := r.kcl.ProduceSync(ctx, recs...); err != nil {
-		r.t.Fatal(err)
-	}
+	r.T.Helper()
+	r.Produce(r.Topic(topics.FriendsChanged), recs...)
 }
 
 // seedSteps writes the day's steps board as the steps sink does.
 func (r *run) seedSteps(g graph, day board.Day) {
-	r.t.Helper()
+	r.T.Helper()
 	c := board.DayComposite(day)
 	var zs []goredis.Z
 	for u, v := range g.steps {
 		score, err := c.Encode(v[0], v[1])
 		if err != nil {
-			r.t.Fatal(err)
+			r.T.Fatal(err)
 		}
 		zs = append(zs, goredis.Z{Score: score, Member: u})
 	}
-	if err := r.rdb.ZAdd(context.Background(), rsredis.StepsGlobalBoard(day), zs...).Err(); err != nil {
-		r.t.Fatal(err)
+	if err := r.Redis.ZAdd(context.Background(), rsredis.StepsGlobalBoard(day), zs...).Err(); err != nil {
+		r.T.Fatal(err)
 	}
 }
 
 // tables reads the friends table's changelog: every user's friends as the group keeps them.
 func (r *run) tables() map[string][]string {
-	r.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	topic := string(r.kc.Names.Table(friends.Group))
-	ends, err := r.kcl.Admin().ListEndOffsets(ctx, topic)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	from, to := map[int32]int64{}, map[int32]int64{}
-	ends.Each(func(o kadm.ListedOffset) { from[o.Partition], to[o.Partition] = 0, o.Offset })
+	r.T.Helper()
 	got := map[string][]string{}
-	err = r.kcl.Read(ctx, topic, from, to, func(rec *kgo.Record) error {
+	r.Records(string(r.Kafka.Names.Table(friends.Group)), func(rec *kgo.Record) error {
 		var s friends.State
 		if err := s.UnmarshalBinary(rec.Value); err != nil {
 			return err
@@ -213,9 +155,6 @@ func (r *run) tables() map[string][]string {
 		got[string(rec.Key)] = s.Friends()
 		return nil
 	})
-	if err != nil {
-		r.t.Fatal(err)
-	}
 	return got
 }
 
@@ -230,9 +169,9 @@ func (r *run) problem(g graph, day board.Day) string {
 		if got := table[u]; !slices.Equal(got, want) {
 			return fmt.Sprintf("table: friends of %s = %v, want %v", u, got, want)
 		}
-		got, err := r.rdb.SMembers(ctx, rsredis.FriendsKey(u)).Result()
+		got, err := r.Redis.SMembers(ctx, rsredis.FriendsKey(u)).Result()
 		if err != nil {
-			r.t.Fatal(err)
+			r.T.Fatal(err)
 		}
 		if slices.Sort(got); !slices.Equal(got, want) {
 			return fmt.Sprintf("redis: friends of %s = %v, want %v", u, got, want)
@@ -273,7 +212,7 @@ func (r *run) board(g graph, u string, day board.Day) string {
 	path := fmt.Sprintf("%s/v1/friends/%s/steps?day=%s&limit=100", r.base, u, day)
 	resp, err := http.Get(path)
 	if err != nil {
-		r.t.Fatal(err)
+		r.T.Fatal(err)
 	}
 	defer resp.Body.Close()
 	var fb api.FriendsBoard
@@ -297,20 +236,20 @@ func (r *run) board(g graph, u string, day board.Day) string {
 }
 
 func (r *run) waitExact(g graph, day board.Day, timeout time.Duration) {
-	r.t.Helper()
+	r.T.Helper()
 	last := ""
 	deadline := time.Now().Add(timeout)
 	for {
 		if last = r.problem(g, day); last == "" {
 			break
 		}
-		for _, p := range r.processes {
+		for _, p := range r.Processes {
 			if err := p.Exited(); err != nil {
-				r.t.Fatalf("%s exited: %v\n%s", p.Name, err, p.Output())
+				r.T.Fatalf("%s exited: %v\n%s", p.Name, err, p.Output())
 			}
 		}
 		if time.Now().After(deadline) {
-			r.t.Fatalf("after %s: %s", timeout, last)
+			r.T.Fatalf("after %s: %s", timeout, last)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
@@ -318,7 +257,7 @@ func (r *run) waitExact(g graph, day board.Day, timeout time.Duration) {
 	for _, fs := range g.truth {
 		n += len(fs)
 	}
-	r.t.Logf("exact: %d users, %d friendships, %d records", users, n/2, len(g.records))
+	r.T.Logf("exact: %d users, %d friendships, %d records", users, n/2, len(g.records))
 }
 
 // TestFriendsEndToEnd: `rankstream process` on the generated graph: every user's friend set
@@ -326,18 +265,17 @@ func (r *run) waitExact(g graph, day board.Day, timeout time.Duration) {
 // the truth; no valid op is dead-lettered. Then, with Redis emptied, `rankstream replay
 // --group friends --to-start` and a new process write every friend set again, exactly.
 func TestFriendsEndToEnd(t *testing.T) {
-	bin := testenv.Rankstream(t)
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
 		t.Parallel()
 		now := time.Now()
-		r := newRun(t, brokers, bin)
+		r := newRun(t, brokers)
 		g := generate(rand.New(rand.NewPCG(21, 1)), now)
 		day := board.DayOf(now, time.UTC)
 		r.seedSteps(g, day)
-		first := r.start("process")
+		first := r.Start("process")
 		r.produce(g.records)
 		r.waitExact(g, day, 2*time.Minute)
-		if n := r.deadLetters(); n != 0 {
+		if n := r.DeadLetters(); n != 0 {
 			t.Fatalf("%d dead letters", n)
 		}
 
@@ -345,17 +283,16 @@ func TestFriendsEndToEnd(t *testing.T) {
 		if err := first.Wait(); err != nil {
 			t.Fatalf("process did not stop cleanly: %v\n%s", err, first.Output())
 		}
-		r.processes = nil
-		if err := r.rdb.FlushDB(context.Background()).Err(); err != nil {
+		r.Processes = nil
+		if err := r.Redis.FlushDB(context.Background()).Err(); err != nil {
 			t.Fatal(err)
 		}
 		r.seedSteps(g, day)
-		replay := testenv.StartProcess(t, "replay", r.bin, "replay", "--group", "friends", "--to-start",
-			"--brokers", strings.Join(r.kc.Brokers, ","), "--topic-prefix", r.kc.Names.Prefix)
+		replay := testenv.StartProcess(t, "replay", r.Bin, append([]string{"replay", "--group", "friends", "--to-start"}, r.KafkaFlags()...)...)
 		if err := replay.Wait(); err != nil || !strings.Contains(replay.Output(), fmt.Sprintf("records to reprocess: %d", len(g.records))) {
 			t.Fatalf("replay: %v\n%s", err, replay.Output())
 		}
-		r.start("replayed")
+		r.Start("replayed")
 		r.waitExact(g, day, 2*time.Minute)
 	})
 }
@@ -365,38 +302,26 @@ func TestFriendsEndToEnd(t *testing.T) {
 // written, loop records sent, Redis writes and commits pending) and started again while the
 // rest arrives: tables, Redis and boards end equal to the truth.
 func TestFriendsAfterKill(t *testing.T) {
-	bin := testenv.Rankstream(t)
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
 		t.Parallel()
 		now := time.Now()
-		r := newRun(t, brokers, bin)
+		r := newRun(t, brokers)
 		g := generate(rand.New(rand.NewPCG(22, 1)), now)
 		day := board.DayOf(now, time.UTC)
 		r.seedSteps(g, day)
-		a := r.start("process-a")
-		r.start("process-b")
+		a := r.Start("process-a")
+		r.Start("process-b")
 		half := len(g.records) / 2
 		r.produce(g.records[:half])
 		testenv.WaitFor(t, 2*time.Minute, "some friend sets in Redis before the kill", func() bool {
-			n, err := r.rdb.Exists(context.Background(), rsredis.FriendsKey("user-00"), rsredis.FriendsKey("user-01"), rsredis.FriendsKey("user-02")).Result()
+			n, err := r.Redis.Exists(context.Background(), rsredis.FriendsKey("user-00"), rsredis.FriendsKey("user-01"), rsredis.FriendsKey("user-02")).Result()
 			return err == nil && n > 0
 		})
 		a.Signal(syscall.SIGKILL)
 		_ = a.Wait()
-		r.processes = r.processes[1:]
+		r.Processes = r.Processes[1:]
 		r.produce(g.records[half:])
-		r.start("process-a-again")
+		r.Start("process-a-again")
 		r.waitExact(g, day, 3*time.Minute)
 	})
-}
-
-// deadLetters counts the records of the dead-letter topic.
-func (r *run) deadLetters() int64 {
-	ends, err := r.kcl.Admin().ListEndOffsets(context.Background(), string(r.kc.Names.Stream(topics.DLQ)))
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	var n int64
-	ends.Each(func(o kadm.ListedOffset) { n += o.Offset })
-	return n
 }

@@ -43,13 +43,13 @@ func BenchmarkGatewayRate(b *testing.B) {
 	b.ReportMetric(float64(m.Latencies.P50.Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(m.Latencies.P99.Microseconds())/1000, "p99-ms")
 	b.ReportMetric(100*float64(other)/float64(len(results)), "not-202-%")
-	topic := string(p.kc.Names.Stream(topics.StepsReported))
+	topic := string(p.Kafka.Names.Stream(topics.StepsReported))
 	records := make([]*kgo.Record, benchRequests)
 	for i := range records {
 		u := "raw" + strconv.Itoa(i)
 		records[i] = &kgo.Record{Topic: topic, Key: []byte(u), Value: []byte(surgeReport("raw", i, at))}
 	}
-	b.ReportMetric(testenv.RawProduceRate(b, p.brokers, records), "raw-produce/s")
+	b.ReportMetric(testenv.RawProduceRate(b, p.Kafka.Brokers, records), "raw-produce/s")
 }
 
 // BenchmarkTenThousandReports is TestTenThousandReports on the real broker without the race

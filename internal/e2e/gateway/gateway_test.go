@@ -17,9 +17,8 @@ import (
 
 	"github.com/lovoo/goka"
 	goredis "github.com/redis/go-redis/v9"
-	"github.com/twmb/franz-go/pkg/kadm"
 
-	"github.com/rankstream/rankstream/internal/platform/kafka"
+	"github.com/rankstream/rankstream/internal/e2e"
 	"github.com/rankstream/rankstream/internal/service/gateway"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/steps"
@@ -58,92 +57,49 @@ func report(user, request string, steps int, ts time.Time) string {
 	return fmt.Sprintf(`{"request_id":%q,"user_id":%q,"steps":%d,"ts":%q,"tz":"UTC"}`, request, user, steps, ts.Format(time.RFC3339Nano))
 }
 
-// pipeline is one test's pipeline: its own topics (a prefix) on a broker and Redis database,
-// `rankstream gateway` and, with process, `rankstream process`, each with every default but the
-// keys file ("app" with secret "secret-1") and, when given, the boards file.
+// pipeline is one test's pipeline (e2e.Run): `rankstream gateway` and, with process,
+// `rankstream process`, each with every default but the keys file ("app" with secret
+// "secret-1") and, when given, the boards file.
 type pipeline struct {
-	t       testing.TB
-	kc      kafka.Config
-	rdb     *goredis.Client
-	adm     *kadm.Client
-	gw      *testenv.Process
-	keys    string
-	base    string
-	brokers []string
+	*e2e.Run
+	gw   *testenv.Process
+	keys string
+	base string
 }
 
 func startPipeline(t testing.TB, brokers []string, boards string, process bool) *pipeline {
 	t.Helper()
-	prefix := testenv.UniqueName(t, "gwe2e") + "."
-	p := &pipeline{t: t, kc: kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}}, brokers: brokers}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	kcl, err := kafka.NewClient(p.kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kcl.Close()
-	if _, err := kcl.EnsureTopics(ctx, true); err != nil {
-		t.Fatal(err)
-	}
-	redisAddr, db := testenv.RedisAddr(t)
-	p.rdb = goredis.NewClient(&goredis.Options{Addr: redisAddr, DB: db})
-	t.Cleanup(func() { p.rdb.Close() })
-	p.adm = testenv.KafkaAdmin(t, brokers)
-	bin := testenv.Rankstream(t)
-	common := []string{"--brokers", strings.Join(brokers, ","), "--topic-prefix", prefix, "--log-level", "warn"}
+	p := &pipeline{Run: e2e.NewRun(t, brokers, "gwe2e")}
+	var common []string
 	if boards != "" {
-		common = append(common, "--boards", boards)
+		common = []string{"--boards", boards}
 	}
 	if process {
-		testenv.StartProcess(t, "process", bin, append([]string{"process", "--redis", fmt.Sprintf("redis://%s/%d", redisAddr, db),
-			"--partitions", "8", "--http", "127.0.0.1:0"}, common...)...)
+		p.Start("process", common...)
 	}
 	p.keys = filepath.Join(t.TempDir(), "keys")
 	writeKeys(t, p.keys, "app", "secret-1")
-	addr := testenv.FreeAddr(t)
-	p.gw = testenv.StartProcess(t, "gateway", bin, append([]string{"gateway", "--api-keys", p.keys, "--http", addr}, common...)...)
-	p.base = "http://" + addr
-	testenv.WaitFor(t, time.Minute, "the gateway ready", func() bool {
-		if err := p.gw.Exited(); err != nil {
-			t.Fatalf("gateway %v\n%s", err, p.gw.Output())
-		}
-		resp, err := http.Get(p.base + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
+	p.gw, p.base = p.Gateway(p.keys, common...)
 	return p
 }
 
 // records counts the records of stream.
-func (p *pipeline) records(stream goka.Stream) int64 {
-	p.t.Helper()
-	ends, err := p.adm.ListEndOffsets(context.Background(), string(p.kc.Names.Stream(stream)))
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	var end int64
-	ends.Each(func(o kadm.ListedOffset) { end += o.Offset })
-	return end
-}
+func (p *pipeline) records(stream goka.Stream) int64 { return p.Count(p.Topic(stream)) }
 
 // checkCounts waits until group committed n records of stream, then checks that stream holds
 // exactly n and the dead-letter topic none: nothing refused reached Kafka.
 func (p *pipeline) checkCounts(group goka.Group, stream goka.Stream, n int) {
-	p.t.Helper()
-	input, g := string(p.kc.Names.Stream(stream)), string(p.kc.Names.Group(group))
-	testenv.WaitCommitted(p.t, p.adm, g, input, int64(n), time.Minute)
+	p.T.Helper()
+	input, g := string(p.Kafka.Names.Stream(stream)), string(p.Kafka.Names.Group(group))
+	testenv.WaitCommitted(p.T, p.Admin.Admin(), g, input, int64(n), time.Minute)
 	if got := p.records(stream); got != int64(n) {
-		p.t.Errorf("%s holds %d records, want %d", input, got, n)
+		p.T.Errorf("%s holds %d records, want %d", input, got, n)
 	}
 	if got := p.records(topics.DLQ); got != 0 {
-		p.t.Errorf("%d dead letters, want none", got)
+		p.T.Errorf("%d dead letters, want none", got)
 	}
-	if c := testenv.Committed(p.adm, g, input); c != int64(n) {
-		p.t.Errorf("group %s committed %d records, want the %d accepted", g, c, n)
+	if c := testenv.Committed(p.Admin.Admin(), g, input); c != int64(n) {
+		p.T.Errorf("group %s committed %d records, want the %d accepted", g, c, n)
 	}
 }
 
@@ -156,7 +112,7 @@ func (p *pipeline) checkCounts(group goka.Group, stream goka.Stream, n int) {
 func TestGatewayToBoards(t *testing.T) {
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
 		p := startPipeline(t, brokers, "", true)
-		ctx, rdb, base, gw := context.Background(), p.rdb, p.base, p.gw
+		ctx, rdb, base, gw := context.Background(), p.Redis, p.base, p.gw
 
 		now := time.Now().UTC()
 		day := now.Format("20060102")

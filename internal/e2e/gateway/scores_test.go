@@ -103,7 +103,7 @@ func TestGatewayScoresToBoards(t *testing.T) {
 
 		p.checkCounts(scores.Group, topics.ScoresUpdated, accepted)
 		// Committed means Redis acknowledged: the board is final.
-		total, rows, err := rsredis.NewReader(p.rdb).BoardPage(context.Background(),
+		total, rows, err := rsredis.NewReader(p.Redis).BoardPage(context.Background(),
 			rsredis.BoardRef{Board: "arena", Period: board.PeriodTotal, Shards: 2}, 0, rsredis.MaxBoardLimit)
 		if err != nil {
 			t.Fatal(err)

@@ -44,7 +44,7 @@ func (p pacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
 // server before the request was read (an overloaded server closes connections whose read
 // deadline passed).
 func (p *pipeline) attack(path string, rate, n int, body, id func(i int) string) ([]*vegeta.Result, *vegeta.Metrics) {
-	p.t.Helper()
+	p.T.Helper()
 	var next atomic.Int64
 	targeter := func(tgt *vegeta.Target) error {
 		i := int(next.Add(1) - 1)
@@ -85,7 +85,7 @@ type surgeResult struct {
 // once, no report is there twice, and the board holds exactly the topic's users (a 503 after
 // the deadline may have landed: it counts as sent), each accepted one with its steps.
 func (p *pipeline) surge(n, rate int) surgeResult {
-	t := p.t
+	t := p.T
 	t.Helper()
 	at := time.Now()
 	results, m := p.attack("/v1/steps", rate, n, func(i int) string { return surgeReport("s", i, at) },
@@ -125,10 +125,10 @@ func (p *pipeline) surge(n, rate int) surgeResult {
 	res.accepted = len(accepted)
 
 	// Every record of the input, once committed (Redis acknowledged it).
-	input := string(p.kc.Names.Stream(topics.StepsReported))
+	input := string(p.Kafka.Names.Stream(topics.StepsReported))
 	total := p.records(topics.StepsReported)
-	testenv.WaitCommitted(t, p.adm, string(p.kc.Names.Group(steps.Group)), input, total, 2*time.Minute)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(p.brokers...), kgo.ConsumeTopics(input), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	testenv.WaitCommitted(t, p.Admin.Admin(), string(p.Kafka.Names.Group(steps.Group)), input, total, 2*time.Minute)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.Kafka.Brokers...), kgo.ConsumeTopics(input), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func (p *pipeline) surge(n, rate int) surgeResult {
 		}
 	}
 	day := at.UTC().Format("20060102")
-	if card := p.rdb.ZCard(ctx, "rank:steps:global:"+day).Val(); card != int64(len(inTopic)) {
+	if card := p.Redis.ZCard(ctx, "rank:steps:global:"+day).Val(); card != int64(len(inTopic)) {
 		t.Fatalf("the board holds %d users, the input %d (%d accepted)", card, len(inTopic), len(accepted))
 	}
 	users := make([]string, 0, len(inTopic))
@@ -175,7 +175,7 @@ func (p *pipeline) surge(n, rate int) surgeResult {
 		for j, u := range chunk {
 			keys[j] = "step:" + day + ":" + u
 		}
-		vals, err := p.rdb.MGet(ctx, keys...).Result()
+		vals, err := p.Redis.MGet(ctx, keys...).Result()
 		if err != nil {
 			t.Fatal(err)
 		}

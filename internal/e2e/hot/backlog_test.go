@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/rankstream/rankstream/internal/e2e"
 	"github.com/rankstream/rankstream/internal/platform/kafka"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/hot"
@@ -53,11 +54,10 @@ func TestHotSearchBacklog(t *testing.T) {
 			t.Parallel()
 			testenv.EachKafka(t, func(t *testing.T, brokers []string) {
 				t.Parallel()
-				prefix := testenv.UniqueName(t, "hotlag") + "."
-				kc := kafka.Config{Brokers: brokers, Partitions: sh.partitions, Names: topics.Names{Prefix: prefix}}
+				r := e2e.NewRun(t, brokers, "hotlag", e2e.WithPartitions(sh.partitions))
+				kc, kcl := r.Kafka, r.Admin
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 				defer cancel()
-				kcl := kafkaClient(t, ctx, kc)
 				start := time.Now().Add(-3 * time.Hour).Truncate(time.Minute)
 				n := 30_000
 				if sh.skew {
@@ -98,9 +98,8 @@ func TestHotSearchBacklog(t *testing.T) {
 					}
 				}
 
-				redisAddr, redisDB := testenv.RedisAddr(t)
 				metrics := testenv.FreeAddr(t)
-				args := processArgs(brokers, prefix, redisAddr, redisDB, sh.partitions, metrics)
+				args := r.ProcessArgs("--http", metrics)
 				var proc *testenv.Process
 				if sh.during {
 					proc = testenv.StartProcess(t, "processor", testenv.Rankstream(t), args...)
@@ -113,8 +112,7 @@ func TestHotSearchBacklog(t *testing.T) {
 					proc = testenv.StartProcess(t, "processor", testenv.Rankstream(t), args...)
 				}
 				began := time.Now()
-				rdb := goredis.NewClient(&goredis.Options{Addr: redisAddr, DB: redisDB})
-				defer rdb.Close()
+				rdb := r.Redis
 				var latest topics.TopKSnapshot
 				testenv.WaitFor(t, 5*time.Minute, "the window ending "+lastEnd.String()+" in Redis", func() bool {
 					if err := proc.Exited(); err != nil {
@@ -156,7 +154,7 @@ func TestHotSearchLateQueriesAreCounted(t *testing.T) {
 		const late = 37
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		run := startOnePartition(t, ctx, brokers, "hotlate")
+		run := startOnePartition(t, brokers, "hotlate")
 		proc, cl, rdb, metrics, topic := run.proc, run.cl, run.rdb, run.metrics, run.topic
 		send := func(term string, ts time.Time, n int) {
 			recs := make([]*kgo.Record, n)
@@ -216,31 +214,18 @@ type onePartition struct {
 	topic   string // its search.queries
 }
 
-// startOnePartition starts a onePartition on new topics (named after prefix) and a Redis
-// database of the test's own.
-func startOnePartition(t *testing.T, ctx context.Context, brokers []string, prefix string) onePartition {
+// startOnePartition starts a onePartition on a run of one partition (named after prefix).
+func startOnePartition(t *testing.T, brokers []string, prefix string) onePartition {
 	t.Helper()
-	prefix = testenv.UniqueName(t, prefix) + "."
-	kc := kafka.Config{Brokers: brokers, Partitions: 1, Names: topics.Names{Prefix: prefix}}
-	kcl := kafkaClient(t, ctx, kc)
-	redisAddr, redisDB := testenv.RedisAddr(t)
+	r := e2e.NewRun(t, brokers, prefix, e2e.WithPartitions(1))
 	metrics := testenv.FreeAddr(t)
-	proc := testenv.StartProcess(t, "processor", testenv.Rankstream(t), processArgs(brokers, prefix, redisAddr, redisDB, 1, metrics)...)
-	cl, err := kc.KgoClient(kgo.ProducerLinger(0))
+	proc := r.Start("processor", "--http", metrics)
+	cl, err := r.Kafka.KgoClient(kgo.ProducerLinger(0))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Close)
-	rdb := goredis.NewClient(&goredis.Options{Addr: redisAddr, DB: redisDB})
-	t.Cleanup(func() { rdb.Close() })
-	return onePartition{kc: kcl, proc: proc, cl: cl, rdb: rdb, metrics: metrics, topic: string(kc.Names.Stream(topics.SearchQueries))}
-}
-
-// processArgs returns `rankstream process` arguments with default hot-search flags, writing
-// to Redis only, exporting its metrics on metrics.
-func processArgs(brokers []string, prefix, redisAddr string, redisDB, partitions int, metrics string) []string {
-	return []string{"process", "--brokers", strings.Join(brokers, ","), "--redis", fmt.Sprintf("redis://%s/%d", redisAddr, redisDB),
-		"--topic-prefix", prefix, "--partitions", strconv.Itoa(partitions), "--http", metrics, "--log-level", "warn"}
+	return onePartition{kc: r.Admin, proc: proc, cl: cl, rdb: r.Redis, metrics: metrics, topic: r.Topic(topics.SearchQueries)}
 }
 
 // latestSnapshot reads hot:search:latest; the zero snapshot before there is one.
@@ -375,7 +360,7 @@ func TestHotSearchLongGapInEventTime(t *testing.T) {
 		t.Parallel()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		run := startOnePartition(t, ctx, brokers, "hotfar")
+		run := startOnePartition(t, brokers, "hotfar")
 		kc, proc, cl, rdb, metrics, topic := run.kc, run.proc, run.cl, run.rdb, run.metrics, run.topic
 		send := func(ts time.Time) {
 			v := searchQuery("q", ts.UnixMilli(), "u")

@@ -12,11 +12,10 @@ import (
 	"testing"
 	"time"
 
-	goredis "github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/rankstream/rankstream/internal/platform/kafka"
+	"github.com/rankstream/rankstream/internal/e2e"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/hot"
 	"github.com/rankstream/rankstream/topics"
@@ -68,21 +67,17 @@ func delayedRun(t *testing.T, brokers []string, delayed []int32, catchUp bool) {
 		settle      = 12 * time.Second // from the start: the process up, every partition heard, a first window
 		catchUpTerm = "caught up term"
 	)
-	prefix := testenv.UniqueName(t, "hotdelay") + "."
-	kc := kafka.Config{Brokers: brokers, Partitions: partitions, Names: topics.Names{Prefix: prefix}}
+	r := e2e.NewRun(t, brokers, "hotdelay", e2e.WithPartitions(partitions))
+	kc, rdb := r.Kafka, r.Redis
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	kafkaClient(t, ctx, kc)
-	redisAddr, redisDB := testenv.RedisAddr(t)
 	metrics := testenv.FreeAddr(t)
-	proc := testenv.StartProcess(t, "processor", testenv.Rankstream(t), processArgs(brokers, prefix, redisAddr, redisDB, partitions, metrics)...)
+	proc := r.Start("processor", "--http", metrics)
 	cl, err := kc.KgoClient(kgo.ProducerLinger(5 * time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	rdb := goredis.NewClient(&goredis.Options{Addr: redisAddr, DB: redisDB})
-	defer rdb.Close()
 	adm := kadm.NewClient(cl)
 	topic, group := string(kc.Names.Stream(topics.SearchQueries)), string(kc.Names.Group(hot.Group))
 	users := usersByPartition(partitions, 20)

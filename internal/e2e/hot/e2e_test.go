@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/rankstream/rankstream/internal/e2e"
 	"github.com/rankstream/rankstream/internal/platform/kafka"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/hot"
@@ -549,25 +550,18 @@ func TestHotSearchIdlePartition(t *testing.T) {
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
 		t.Parallel()
 		const silent, idle = int32(3), 10 * time.Second
-		prefix := testenv.UniqueName(t, "hotidle") + "."
-		kc := kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}}
+		r := e2e.NewRun(t, brokers, "hotidle")
+		kc, rdb := r.Kafka, r.Redis
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		kafkaClient(t, ctx, kc)
-		redisAddr, redisDB := testenv.RedisAddr(t)
-		testenv.StartProcess(t, "processor", testenv.Rankstream(t), "process",
-			"--brokers", strings.Join(brokers, ","), "--redis", fmt.Sprintf("redis://%s/%d", redisAddr, redisDB),
-			"--topic-prefix", prefix, "--partitions", "8", "--http", "127.0.0.1:0", "--log-level", "warn",
-			// A 1 min window and a 10 s idle time keep this minute-long test short; the defaults
-			// (1 h, 30 s) run in TestHotSearch, whose partitions are never idle.
-			"--hot-window", "1m", "--hot-slide", "5s", "--hot-idle", idle.String(), "--hot-k", "10")
+		// A 1 min window and a 10 s idle time keep this minute-long test short; the defaults
+		// (1 h, 30 s) run in TestHotSearch, whose partitions are never idle.
+		r.Start("processor", "--hot-window", "1m", "--hot-slide", "5s", "--hot-idle", idle.String(), "--hot-k", "10")
 		cl, err := kc.KgoClient(kgo.ProducerLinger(5 * time.Millisecond))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer cl.Close()
-		rdb := goredis.NewClient(&goredis.Options{Addr: redisAddr, DB: redisDB})
-		defer rdb.Close()
 
 		type sample struct {
 			at   time.Time

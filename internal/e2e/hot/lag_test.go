@@ -13,7 +13,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/rankstream/rankstream/internal/platform/kafka"
+	"github.com/rankstream/rankstream/internal/e2e"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/hot"
 	"github.com/rankstream/rankstream/topics"
@@ -32,11 +32,10 @@ func TestHotSearchDeadConsumerHoldsWindows(t *testing.T) {
 	t.Parallel()
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
 		t.Parallel()
-		prefix := testenv.UniqueName(t, "hotlag") + "."
-		kc := kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}}
+		r := e2e.NewRun(t, brokers, "hotlag")
+		kc, kcl := r.Kafka, r.Admin
 		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 		defer cancel()
-		kcl := kafkaClient(t, ctx, kc)
 		cl, err := kc.KgoClient(kgo.ProducerLinger(5 * time.Millisecond))
 		if err != nil {
 			t.Fatal(err)
@@ -75,10 +74,8 @@ func TestHotSearchDeadConsumerHoldsWindows(t *testing.T) {
 		// failed only with a failover longer than --hot-idle, as on a loaded machine); the
 		// default window, slide and lateness, which checkExact counts with. TestHotSearch runs
 		// the default idle time.
-		redisAddr, redisDB := testenv.RedisAddr(t)
-		args := append(processArgs(brokers, prefix, redisAddr, redisDB, 8, "127.0.0.1:0"), "--hot-idle", "5s")
-		a := testenv.StartProcess(t, "instance-a", testenv.Rankstream(t), args...)
-		b := testenv.StartProcess(t, "instance-b", testenv.Rankstream(t), args...)
+		a := r.Start("instance-a", "--hot-idle", "5s")
+		b := r.Start("instance-b", "--hot-idle", "5s")
 
 		traffic, stopTraffic := context.WithCancel(ctx)
 		done := make(chan struct{})

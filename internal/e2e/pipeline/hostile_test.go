@@ -17,10 +17,10 @@ import (
 	"time"
 
 	"github.com/lovoo/goka"
-	goredis "github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/rankstream/rankstream/internal/e2e"
 	"github.com/rankstream/rankstream/internal/platform/kafka"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/hot"
@@ -52,25 +52,12 @@ const maxRSS = 400 << 20
 // zstd decompression bomb is refused at the door (topics.InputCompression).
 func TestHostileInput(t *testing.T) {
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
-		prefix := testenv.UniqueName(t, "hostile") + "."
-		kc := kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}}
+		r := e2e.NewRun(t, brokers, "hostile")
+		kc, rdb := r.Kafka, r.Redis
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		kcl, err := kafka.NewClient(kc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(kcl.Close)
-		if _, err := kcl.EnsureTopics(ctx, true); err != nil {
-			t.Fatal(err)
-		}
-		redisAddr, redisDB := testenv.RedisAddr(t)
-		rdb := goredis.NewClient(&goredis.Options{Addr: redisAddr, DB: redisDB})
-		defer rdb.Close()
 		httpAddr := testenv.FreeAddr(t)
-		proc := testenv.StartProcess(t, "processor", testenv.Rankstream(t), "process",
-			"--brokers", strings.Join(brokers, ","), "--redis", fmt.Sprintf("redis://%s/%d", redisAddr, redisDB),
-			"--topic-prefix", prefix, "--partitions", "8", "--http", httpAddr, "--log-level", "warn")
+		proc := r.Start("processor", "--http", httpAddr)
 
 		// A hostile producer: franz-go's defaults (snappy), batches allowed up to 32 MiB before
 		// compression, so that what the broker checks (the compressed batch) fits its limit.
@@ -194,7 +181,7 @@ func TestHostileInput(t *testing.T) {
 		if err := proc.Exited(); err != nil {
 			t.Fatalf("process %v\n%s", err, proc.Output())
 		}
-		max := peakRSS(t, prefix)
+		max := peakRSS(t, kc.Names.Prefix)
 		t.Logf("process stayed up; peak RSS (VmHWM) %.1f MiB (bound %d MiB)", float64(max)/(1<<20), maxRSS>>20)
 		if max >= maxRSS {
 			t.Errorf("peak RSS %d bytes, over %d", max, maxRSS)

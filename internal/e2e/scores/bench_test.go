@@ -74,18 +74,18 @@ func BenchmarkScoreThroughput(b *testing.B) {
 	if err := os.WriteFile(file, []byte(benchBoard), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	r := newRun(b, testenv.KafkaBrokers(b), testenv.Rankstream(b), file)
-	proc, adm := r.start("bench"), testenv.KafkaAdmin(b, r.kc.Brokers)
+	r := newRun(b, testenv.KafkaBrokers(b), file)
+	proc, adm := r.start("bench"), testenv.KafkaAdmin(b, r.Kafka.Brokers)
 	slice := func(group goka.Group, stream goka.Stream, records []e2e.Record) testenv.Slice {
-		return testenv.Slice{Process: proc, Redis: r.rdb, Admin: adm, Group: string(r.kc.Names.Group(group)),
-			Topic: string(r.kc.Names.Stream(stream)), Produce: func(lo, hi int) { produceTo(b, r.kc, stream, records[lo:hi]) }}
+		return testenv.Slice{Process: proc, Redis: r.Redis, Admin: adm, Group: string(r.Kafka.Names.Group(group)),
+			Topic: string(r.Kafka.Names.Stream(stream)), Produce: func(lo, hi int) { produceTo(b, r.Kafka, stream, records[lo:hi]) }}
 	}
 	stepsRate := slice(steps.Group, topics.StepsReported, stepRecords).Measure(b, len(stepRecords)).Rate
 	s := slice(scores.Group, topics.ScoresUpdated, ops)
 	costs := s.Measure(b, len(ops))
 
 	got := map[string]int64{}
-	err = rsredis.NewReader(r.rdb).ScanBoard(context.Background(), rsredis.BoardRef{Board: "bench", Period: board.PeriodTotal, Shards: 4}, 10_000,
+	err = rsredis.NewReader(r.Redis).ScanBoard(context.Background(), rsredis.BoardRef{Board: "bench", Period: board.PeriodTotal, Shards: 4}, 10_000,
 		func(rows []rsredis.Ranked) error {
 			for _, row := range rows {
 				got[row.Member] = row.Score
@@ -104,7 +104,7 @@ func BenchmarkScoreThroughput(b *testing.B) {
 		}
 	}
 	costs.Report(b, "update")
-	raw := testenv.RawConsumeRate(b, r.kc.Brokers, s.Topic, n)
+	raw := testenv.RawConsumeRate(b, r.Kafka.Brokers, s.Topic, n)
 	b.ReportMetric(raw, "raw-consume/s")
 	b.ReportMetric(stepsRate, "steps-reports/s")
 	b.ReportMetric(costs.Rate/stepsRate, "updates/steps")

@@ -4,11 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -20,20 +17,16 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/lovoo/goka"
-	goredis "github.com/redis/go-redis/v9"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rankstream/rankstream/board"
 	"github.com/rankstream/rankstream/internal/e2e"
 	"github.com/rankstream/rankstream/internal/platform/boardsfile"
 	"github.com/rankstream/rankstream/internal/platform/kafka"
-	"github.com/rankstream/rankstream/internal/platform/obs"
 	"github.com/rankstream/rankstream/internal/service/api"
 	"github.com/rankstream/rankstream/internal/service/app"
 	"github.com/rankstream/rankstream/internal/testenv"
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
-	rsredis "github.com/rankstream/rankstream/sinks/redis"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -65,97 +58,54 @@ func boardsFile(t *testing.T, monday time.Time) string {
 	return file
 }
 
-// scoresRun is one end-to-end run: its own topics and group (a prefix) on a broker, its own
-// Redis database, rankstream processes started as separate OS processes, and the HTTP API on
-// that database.
+// scoresRun is one end-to-end run (e2e.Run) of the boards of file, with the HTTP API on its
+// database.
 type scoresRun struct {
-	t         testing.TB
-	kc        kafka.Config
-	kcl       *kafka.Client
-	bin, file string
-	redisURL  string
-	rdb       *goredis.Client
-	processes []*testenv.Process
-	c         *checker
+	*e2e.Run
+	file string
+	c    *checker
 }
 
-func newRun(t testing.TB, brokers []string, bin, file string) *scoresRun {
+func newRun(t testing.TB, brokers []string, file string) *scoresRun {
 	t.Helper()
-	r := &scoresRun{t: t, bin: bin, file: file,
-		kc: kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: testenv.UniqueName(t, "scores") + "."}}}
-	kcl, err := kafka.NewClient(r.kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(kcl.Close)
-	r.kcl = kcl
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := kcl.EnsureTopics(ctx, true); err != nil {
-		t.Fatal(err)
-	}
-	addr, db := testenv.RedisAddr(t)
-	r.redisURL = fmt.Sprintf("redis://%s/%d", addr, db)
-	rdb := goredis.NewClient(&goredis.Options{Addr: addr, DB: db})
-	t.Cleanup(func() { rdb.Close() })
-	r.rdb = rdb
+	r := &scoresRun{Run: e2e.NewRun(t, brokers, "scores"), file: file}
 	bs, err := boardsfile.Load(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewUnstartedServer(nil)
-	h := api.New(rsredis.NewBatchedReader(rdb), slog.New(slog.NewTextHandler(io.Discard, nil)), api.WithBoards(bs))
-	srv.Config = obs.NewServer(h, obs.DefaultServerLimits)
-	srv.Start()
-	t.Cleanup(srv.Close)
-	r.c = &checker{t: t, base: srv.URL}
+	r.c = &checker{t: t, base: r.API(api.WithBoards(bs))}
 	return r
 }
 
 // start runs `rankstream process --boards` with its defaults (the flush interval included) for
 // this run's topics and Redis database, with extra flags.
 func (r *scoresRun) start(name string, extra ...string) *testenv.Process {
-	r.t.Helper()
-	p := testenv.StartProcess(r.t, name, r.bin, append([]string{"process", "--brokers", strings.Join(r.kc.Brokers, ","),
-		"--redis", r.redisURL, "--topic-prefix", r.kc.Names.Prefix, "--partitions", "8",
-		"--http", "127.0.0.1:0", "--log-level", "warn", "--boards", r.file}, extra...)...)
-	r.processes = append(r.processes, p)
-	return p
-}
-
-// deadLetters counts the records of the dead-letter topic.
-func (r *scoresRun) deadLetters() int64 {
-	ends, err := r.kcl.Admin().ListEndOffsets(context.Background(), string(r.kc.Names.Stream(topics.DLQ)))
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	var n int64
-	ends.Each(func(o kadm.ListedOffset) { n += o.Offset })
-	return n
+	r.T.Helper()
+	return r.Start(name, append([]string{"--boards", r.file}, extra...)...)
 }
 
 // waitExact waits until every page of every board equals the truth, then checks every
 // member's standing.
 func (r *scoresRun) waitExact(truth e2e.ScoreTruth, timeout time.Duration) {
-	r.t.Helper()
+	r.T.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		problem := r.c.pages(truth)
 		if problem == "" {
 			break
 		}
-		for _, p := range r.processes {
+		for _, p := range r.Processes {
 			if err := p.Exited(); err != nil {
-				r.t.Fatalf("%s exited: %v\n%s", p.Name, err, p.Output())
+				r.T.Fatalf("%s exited: %v\n%s", p.Name, err, p.Output())
 			}
 		}
 		if time.Now().After(deadline) {
-			r.t.Fatalf("after %s: %s", timeout, problem)
+			r.T.Fatalf("after %s: %s", timeout, problem)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
 	if problem := r.c.standings(truth); problem != "" {
-		r.t.Fatal(problem)
+		r.T.Fatal(problem)
 	}
 	rows, empty := 0, 0
 	for _, rs := range truth {
@@ -164,7 +114,7 @@ func (r *scoresRun) waitExact(truth e2e.ScoreTruth, timeout time.Duration) {
 			empty++
 		}
 	}
-	r.t.Logf("exact: %d boards (%d empty), %d ranked entries", len(truth), empty, rows)
+	r.T.Logf("exact: %d boards (%d empty), %d ranked entries", len(truth), empty, rows)
 }
 
 // TestScoreBoardsEndToEnd: `rankstream process --boards` on a generated stream of set, incr
@@ -176,16 +126,16 @@ func (r *scoresRun) waitExact(truth e2e.ScoreTruth, timeout time.Duration) {
 // truth computed by the harness; exactly the invalid records are in the dead-letter topic.
 func TestScoreBoardsEndToEnd(t *testing.T) {
 	monday := lastMonday(time.Now())
-	file, bin := boardsFile(t, monday), testenv.Rankstream(t)
+	file := boardsFile(t, monday)
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
 		t.Parallel()
 		records, truth, invalid := e2e.ScoreStream(rand.New(rand.NewPCG(11, 1)), e2e.ScoreBoards(monday), members, opsPerMember, monday)
-		r := newRun(t, brokers, bin, file)
+		r := newRun(t, brokers, file)
 		r.start("process")
-		produce(t, r.kc, records)
+		produce(t, r.Kafka, records)
 		r.waitExact(truth, 90*time.Second)
 		testenv.WaitFor(t, 30*time.Second, fmt.Sprintf("%d dead letters", invalid), func() bool {
-			n := r.deadLetters()
+			n := r.DeadLetters()
 			if n > int64(invalid) {
 				t.Fatalf("%d dead letters, want %d", n, invalid)
 			}
@@ -203,23 +153,23 @@ func TestScoreBoardsEndToEnd(t *testing.T) {
 // there are at least as many dead letters as invalid records.
 func TestScoreBoardsAfterKillWithTwoInstances(t *testing.T) {
 	monday := lastMonday(time.Now())
-	file, bin := boardsFile(t, monday), testenv.Rankstream(t)
+	file := boardsFile(t, monday)
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
 		t.Parallel()
 		records, truth, invalid := e2e.ScoreStream(rand.New(rand.NewPCG(12, 1)), e2e.ScoreBoards(monday), members, opsPerMember, monday)
-		r := newRun(t, brokers, bin, file)
+		r := newRun(t, brokers, file)
 		a := r.start("process-a")
 		r.start("process-b")
 		half := len(records) / 2
-		produce(t, r.kc, records[:half])
-		testenv.WaitFor(t, time.Minute, "some dead letters before the kill", func() bool { return r.deadLetters() > int64(invalid)/10 })
+		produce(t, r.Kafka, records[:half])
+		testenv.WaitFor(t, time.Minute, "some dead letters before the kill", func() bool { return r.DeadLetters() > int64(invalid)/10 })
 		a.Signal(syscall.SIGKILL)
 		_ = a.Wait()
-		r.processes = r.processes[1:]
-		produce(t, r.kc, records[half:])
+		r.Processes = r.Processes[1:]
+		produce(t, r.Kafka, records[half:])
 		r.start("process-a-again")
 		r.waitExact(truth, 2*time.Minute)
-		testenv.WaitFor(t, 30*time.Second, fmt.Sprintf("at least %d dead letters", invalid), func() bool { return r.deadLetters() >= int64(invalid) })
+		testenv.WaitFor(t, 30*time.Second, fmt.Sprintf("at least %d dead letters", invalid), func() bool { return r.DeadLetters() >= int64(invalid) })
 	})
 }
 
@@ -232,7 +182,7 @@ func TestScoreBoardsAfterKillWithTwoInstances(t *testing.T) {
 func TestScoreHistoryEndToEnd(t *testing.T) {
 	start := time.Now()
 	monday := lastMonday(start)
-	file, bin := boardsFile(t, monday), testenv.Rankstream(t)
+	file := boardsFile(t, monday)
 	defs, err := boardsfile.Load(file)
 	if err != nil {
 		t.Fatal(err)
@@ -256,8 +206,8 @@ func TestScoreHistoryEndToEnd(t *testing.T) {
 		}
 		defer conn.Close()
 		records, truth, _ := e2e.ScoreStream(rand.New(rand.NewPCG(13, 1)), e2e.ScoreBoards(monday), members, opsPerMember, monday)
-		r := newRun(t, brokers, bin, file)
-		produce(t, r.kc, records)
+		r := newRun(t, brokers, file)
+		produce(t, r.Kafka, records)
 		r.start("process", "--history", "--clickhouse", addr, "--clickhouse-database", database)
 		r.waitExact(truth, 2*time.Minute)
 

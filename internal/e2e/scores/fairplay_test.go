@@ -15,7 +15,6 @@ import (
 
 	"github.com/lovoo/goka"
 	goredis "github.com/redis/go-redis/v9"
-	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/rankstream/rankstream/internal/e2e"
 	"github.com/rankstream/rankstream/internal/testenv"
@@ -103,7 +102,6 @@ func (s *fairPlayStream) truth(banned string) e2e.ScoreTruth {
 // go on; both stick across a kill -9 (the later ops are dead-lettered, applied). Last, with the processor stopped, Redis flushed and `rankstream replay --group scores
 // --to-start`, the restarted processor rebuilds the same boards: the ban sticks.
 func TestFairPlayEndToEnd(t *testing.T) {
-	bin := testenv.Rankstream(t)
 	file := filepath.Join(t.TempDir(), "boards.yaml")
 	if err := os.WriteFile(file, []byte(fairPlayBoards), 0o644); err != nil {
 		t.Fatal(err)
@@ -148,9 +146,9 @@ func TestFairPlayEndToEnd(t *testing.T) {
 				}
 			}
 		}
-		r := newRun(t, brokers, bin, file)
+		r := newRun(t, brokers, file)
 		p := r.start("process")
-		produce(t, r.kc, s.records)
+		produce(t, r.Kafka, s.records)
 		r.waitExact(s.truth(""), 2*time.Minute)
 		r.waitCount(topics.ScoresQuarantine, int64(s.quarantined))
 
@@ -162,7 +160,7 @@ func TestFairPlayEndToEnd(t *testing.T) {
 		r.waitCount(topics.ScoresQuarantine, int64(s.quarantined+2)) // and the audit of ban and release
 		p.Signal(syscall.SIGKILL)
 		_ = p.Wait()
-		r.processes = nil
+		r.Processes = nil
 		p = r.start("process-after-kill")
 		before := len(s.records)
 		later := base.Add(2*time.Hour + 30*time.Minute)
@@ -171,7 +169,7 @@ func TestFairPlayEndToEnd(t *testing.T) {
 			s.op(fmt.Sprintf("spike-later-%d", i), "fp", "spike", 10, later.Add(time.Duration(i)*time.Minute), true)
 		}
 		s.banned = 5
-		produce(t, r.kc, s.records[before:])
+		produce(t, r.Kafka, s.records[before:])
 		truth := s.truth("banned")
 		r.waitExact(truth, time.Minute)
 		r.waitCount(topics.DLQ, int64(s.banned))
@@ -182,8 +180,8 @@ func TestFairPlayEndToEnd(t *testing.T) {
 		if err := p.Wait(); err != nil {
 			t.Fatalf("process: %v\n%s", err, p.Output())
 		}
-		r.processes = nil
-		opt, err := goredis.ParseURL(r.redisURL)
+		r.Processes = nil
+		opt, err := goredis.ParseURL(r.RedisURL())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -201,25 +199,20 @@ func TestFairPlayEndToEnd(t *testing.T) {
 
 // command runs `rankstream args...` on this run's topics and waits for it to succeed.
 func (r *scoresRun) command(args ...string) {
-	r.t.Helper()
-	p := testenv.StartProcess(r.t, args[0], r.bin, append(args, "--brokers", strings.Join(r.kc.Brokers, ","), "--topic-prefix", r.kc.Names.Prefix)...)
+	r.T.Helper()
+	p := testenv.StartProcess(r.T, args[0], r.Bin, append(args, r.KafkaFlags()...)...)
 	if err := p.Wait(); err != nil {
-		r.t.Fatalf("rankstream %s: %v\n%s", strings.Join(args, " "), err, p.Output())
+		r.T.Fatalf("rankstream %s: %v\n%s", strings.Join(args, " "), err, p.Output())
 	}
 }
 
 // waitCount waits until topic holds want records, and fails if it holds more.
 func (r *scoresRun) waitCount(topic goka.Stream, want int64) {
-	r.t.Helper()
-	testenv.WaitFor(r.t, 30*time.Second, fmt.Sprintf("%d records in %s", want, topic), func() bool {
-		ends, err := r.kcl.Admin().ListEndOffsets(context.Background(), string(r.kc.Names.Stream(topic)))
-		if err != nil {
-			r.t.Fatal(err)
-		}
-		var n int64
-		ends.Each(func(o kadm.ListedOffset) { n += o.Offset })
+	r.T.Helper()
+	testenv.WaitFor(r.T, 30*time.Second, fmt.Sprintf("%d records in %s", want, topic), func() bool {
+		n := r.Count(string(r.Kafka.Names.Stream(topic)))
 		if n > want {
-			r.t.Fatalf("%d records in %s, want %d", n, topic, want)
+			r.T.Fatalf("%d records in %s, want %d", n, topic, want)
 		}
 		return n == want
 	})

@@ -20,9 +20,9 @@ import (
 // reconcile runs `rankstream reconcile` on the run's topics, Redis and boards file with args
 // and returns its exit code and output.
 func (r *scoresRun) reconcile(args ...string) (int, string) {
-	r.t.Helper()
-	return testenv.RunStatus(r.t, "reconcile", r.bin, append([]string{"reconcile", "--brokers", strings.Join(r.kc.Brokers, ","),
-		"--topic-prefix", r.kc.Names.Prefix, "--redis", r.redisURL, "--boards", r.file}, args...)...)
+	r.T.Helper()
+	return testenv.RunStatus(r.T, "reconcile", r.Bin, slices.Concat([]string{"reconcile"}, r.KafkaFlags(),
+		[]string{"--redis", r.RedisURL(), "--boards", r.file}, args)...)
 }
 
 // TestReconcileScores: after a run of the generated score stream, stopped, `rankstream
@@ -33,18 +33,18 @@ func (r *scoresRun) reconcile(args ...string) (int, string) {
 // it rewrites them, finds none after, exits 0, and Redis holds exactly what the run left.
 func TestReconcileScores(t *testing.T) {
 	monday := lastMonday(time.Now())
-	file, bin := boardsFile(t, monday), testenv.Rankstream(t)
+	file := boardsFile(t, monday)
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
 		t.Parallel()
 		records, truth, _ := e2e.ScoreStream(rand.New(rand.NewPCG(23, 1)), e2e.ScoreBoards(monday), members, opsPerMember, monday)
-		r := newRun(t, brokers, bin, file)
-		produce(t, r.kc, records)
+		r := newRun(t, brokers, file)
+		produce(t, r.Kafka, records)
 		r.start("process")
 		r.waitExact(truth, 2*time.Minute)
-		n := r.kc.Names
+		n := r.Kafka.Names
 		testenv.WaitCommitted(t, testenv.KafkaAdmin(t, brokers), string(n.Group(scores.Group)), string(n.Stream(topics.ScoresUpdated)), int64(len(records)), time.Minute)
 		r.stop()
-		first := testenv.RedisDump(t, r.rdb)
+		first := testenv.RedisDump(t, r.Redis)
 		code, out := r.reconcile("--board", "arena", "--period", "total")
 		if code != 0 || !strings.Contains(out, "0 differences") {
 			t.Fatalf("a clean system: exit %d\n%s", code, out)
@@ -70,7 +70,7 @@ func TestReconcileScores(t *testing.T) {
 		}
 		ctx := context.Background()
 		ref := rsredis.BoardRef{Board: "arena", Period: board.PeriodTotal, Shards: 4}
-		w := rsredis.NewBoardWriter(r.rdb)
+		w := rsredis.NewBoardWriter(r.Redis)
 		if err := w.Write(ctx, []rsredis.BoardWrite{
 			{Ref: ref, Member: victims[0].Member}, // missing
 			{Ref: ref, Member: victims[1].Member, Present: true, Score: victims[1].Score - 7, ReachedMs: victims[1].Reached}, // wrong order
@@ -81,7 +81,7 @@ func TestReconcileScores(t *testing.T) {
 		for i := range ref.Shards {
 			sref := ref
 			sref.Scope = scope
-			if err := r.rdb.Del(ctx, rsredis.ScoreBoardKey(sref, i), rsredis.ScoreBoardMembersKey(sref, i)).Err(); err != nil {
+			if err := r.Redis.Del(ctx, rsredis.ScoreBoardKey(sref, i), rsredis.ScoreBoardMembersKey(sref, i)).Err(); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -94,7 +94,7 @@ func TestReconcileScores(t *testing.T) {
 		if code != 0 || !strings.Contains(out, counts) || !strings.Contains(out, "after the repair: 0 differences") {
 			t.Fatalf("repair: exit %d\n%s", code, out)
 		}
-		if d := testenv.RedisDiff(first, testenv.RedisDump(t, r.rdb), 20); len(d) > 0 {
+		if d := testenv.RedisDiff(first, testenv.RedisDump(t, r.Redis), 20); len(d) > 0 {
 			t.Fatalf("Redis after the repair differs from after the run:\n%s", strings.Join(d, "\n"))
 		}
 		t.Logf("scope %s flushed (%d members): every planted difference found and repaired exactly\n%s", scope, len(flushed), out)

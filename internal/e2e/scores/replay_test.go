@@ -15,7 +15,6 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	goredis "github.com/redis/go-redis/v9"
-	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/rankstream/rankstream/internal/e2e"
 	"github.com/rankstream/rankstream/internal/platform/boardsfile"
@@ -95,50 +94,38 @@ func (h *history) visible(t *testing.T) map[string]bool {
 	return out
 }
 
-// endOffsets sums the end offsets of topic.
-func (r *scoresRun) endOffsets(topic string) int64 {
-	ends, err := r.kcl.Admin().ListEndOffsets(context.Background(), topic)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	var n int64
-	ends.Each(func(o kadm.ListedOffset) { n += o.Offset })
-	return n
-}
-
 // replay runs `rankstream replay --group group` with the target flags and fails the test
 // unless it moved the offsets.
 func (r *scoresRun) replay(group string, target ...string) string {
-	r.t.Helper()
-	p := testenv.StartProcess(r.t, "replay-"+group, r.bin, append([]string{"replay", "--group", group,
-		"--brokers", strings.Join(r.kc.Brokers, ","), "--topic-prefix", r.kc.Names.Prefix}, target...)...)
+	r.T.Helper()
+	p := testenv.StartProcess(r.T, "replay-"+group, r.Bin, slices.Concat([]string{"replay", "--group", group}, r.KafkaFlags(), target)...)
 	if err := p.Wait(); err != nil || !strings.Contains(p.Output(), "offsets moved") {
-		r.t.Fatalf("rankstream replay --group %s %v: %v\n%s", group, target, err, p.Output())
+		r.T.Fatalf("rankstream replay --group %s %v: %v\n%s", group, target, err, p.Output())
 	}
 	return p.Output()
 }
 
 // stop stops every process of the run with SIGTERM and checks they stopped cleanly.
 func (r *scoresRun) stop() {
-	r.t.Helper()
-	for _, p := range r.processes {
+	r.T.Helper()
+	for _, p := range r.Processes {
 		p.Signal(syscall.SIGTERM)
 		if err := p.Wait(); err != nil {
-			r.t.Fatalf("%s did not stop cleanly: %v\n%s", p.Name, err, p.Output())
+			r.T.Fatalf("%s did not stop cleanly: %v\n%s", p.Name, err, p.Output())
 		}
 	}
-	r.processes = nil
+	r.Processes = nil
 }
 
 // settled waits until the scores group committed every op and scores-totals every record of
 // the table's changelog.
 func (r *scoresRun) settled(records int) {
-	r.t.Helper()
-	adm := testenv.KafkaAdmin(r.t, r.kc.Brokers)
-	n := r.kc.Names
-	testenv.WaitCommitted(r.t, adm, string(n.Group(scores.Group)), string(n.Stream(topics.ScoresUpdated)), int64(records), 2*time.Minute)
+	r.T.Helper()
+	adm := testenv.KafkaAdmin(r.T, r.Kafka.Brokers)
+	n := r.Kafka.Names
+	testenv.WaitCommitted(r.T, adm, string(n.Group(scores.Group)), string(n.Stream(topics.ScoresUpdated)), int64(records), 2*time.Minute)
 	changelog := string(n.Table(scores.Group))
-	testenv.WaitCommitted(r.t, adm, string(n.Group(scores.TotalsGroup)), changelog, r.endOffsets(changelog), 2*time.Minute)
+	testenv.WaitCommitted(r.T, adm, string(n.Group(scores.TotalsGroup)), changelog, r.Count(changelog), 2*time.Minute)
 }
 
 // waitSame waits until the run's Redis and ClickHouse hold exactly want, and reports the
@@ -189,13 +176,13 @@ func waitSame(t *testing.T, rdb *goredis.Client, h *history, wantRedis map[strin
 // and the archiver archives the finished periods again.
 func TestScoresReplayFromStartIsExact(t *testing.T) {
 	monday := lastMonday(time.Now())
-	file, bin := boardsFile(t, monday), testenv.Rankstream(t)
+	file := boardsFile(t, monday)
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
 		t.Parallel()
 		h := newHistory(t)
 		records, truth, _ := e2e.ScoreStream(rand.New(rand.NewPCG(21, 1)), e2e.ScoreBoards(monday), members, opsPerMember, monday)
-		r := newRun(t, brokers, bin, file)
-		produce(t, r.kc, records)
+		r := newRun(t, brokers, file)
+		produce(t, r.Kafka, records)
 		r.start("first", h.flags()...)
 		r.waitExact(truth, 2*time.Minute)
 		r.settled(len(records))
@@ -219,10 +206,10 @@ func TestScoresReplayFromStartIsExact(t *testing.T) {
 			rows = h.visible(t)
 			return due > 0 && archived == uint64(due)
 		})
-		first := testenv.RedisDump(t, r.rdb)
+		first := testenv.RedisDump(t, r.Redis)
 		r.stop()
 
-		if err := r.rdb.FlushDB(context.Background()).Err(); err != nil {
+		if err := r.Redis.FlushDB(context.Background()).Err(); err != nil {
 			t.Fatal(err)
 		}
 		for _, table := range []string{"board_member_scores", "board_archive"} {
@@ -235,7 +222,7 @@ func TestScoresReplayFromStartIsExact(t *testing.T) {
 		}
 		r.replay("scores-totals", "--to-start")
 		r.start("replayed", h.flags()...)
-		waitSame(t, r.rdb, h, first, rows, 2*time.Minute)
+		waitSame(t, r.Redis, h, first, rows, 2*time.Minute)
 	})
 }
 
@@ -249,7 +236,7 @@ func TestScoresReplayFromStartIsExact(t *testing.T) {
 // Redis key and value of the first run.
 func TestBoardAddedLaterIsBuiltByReplay(t *testing.T) {
 	monday := lastMonday(time.Now())
-	all, bin := e2e.ScoreBoards(monday), testenv.Rankstream(t)
+	all := e2e.ScoreBoards(monday)
 	const added = "cup"
 	before := slices.DeleteFunc(slices.Clone(all), func(b e2e.ScoreBoard) bool { return b.Name == added })
 	fileBefore := filepath.Join(t.TempDir(), "boards-before.yaml")
@@ -270,15 +257,15 @@ func TestBoardAddedLaterIsBuiltByReplay(t *testing.T) {
 				backfilled[k] = nil // ops before T only: the board stays empty
 			}
 		}
-		r := newRun(t, brokers, bin, fileAfter) // the API reads every board
+		r := newRun(t, brokers, fileAfter) // the API reads every board
 		r.file = fileBefore
-		produce(t, r.kc, records)
+		produce(t, r.Kafka, records)
 		r.start("first")
 		r.waitExact(first, 2*time.Minute)
 		adm := testenv.KafkaAdmin(t, brokers)
-		n := r.kc.Names
+		n := r.Kafka.Names
 		testenv.WaitCommitted(t, adm, string(n.Group(scores.Group)), string(n.Stream(topics.ScoresUpdated)), int64(len(records)), 2*time.Minute)
-		kept := testenv.RedisDump(t, r.rdb)
+		kept := testenv.RedisDump(t, r.Redis)
 		for k := range kept {
 			if strings.HasPrefix(k, "rank:{"+added+":") {
 				t.Fatalf("%s in Redis before the board was declared", k)
@@ -294,7 +281,7 @@ func TestBoardAddedLaterIsBuiltByReplay(t *testing.T) {
 		r.start("with-" + added)
 		r.waitExact(backfilled, 2*time.Minute)
 		testenv.WaitCommitted(t, adm, string(n.Group(scores.Group)), string(n.Stream(topics.ScoresUpdated)), int64(len(records)), 2*time.Minute)
-		now := testenv.RedisDump(t, r.rdb)
+		now := testenv.RedisDump(t, r.Redis)
 		for k, v := range now {
 			if !strings.HasPrefix(k, "rank:{"+added+":") && kept[k] != v {
 				t.Errorf("%s: %q before the replay, %q after", k, kept[k], v)

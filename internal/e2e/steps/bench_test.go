@@ -30,17 +30,17 @@ func BenchmarkSliceThroughput(b *testing.B) {
 		records = append(records, e2e.Record{Key: r.Key, Value: r.Value})
 	}
 	e, topic, rate := runSlice(b, records)
-	raw := testenv.RawConsumeRate(b, e.kc.Brokers, topic, n)
+	raw := testenv.RawConsumeRate(b, e.Kafka.Brokers, topic, n)
 	b.ReportMetric(raw, "raw-consume/s")
 	b.ReportMetric(rate/raw, "ratio")
-	g := goka.Group(e.kc.Names.Prefix + "noop")
+	g := goka.Group(e.Kafka.Names.Prefix + "noop")
 	cpu0 := testenv.ProcessCPU(b)
-	ceiling := testenv.GokaNoopRate(b, e.kc.Brokers, g, topic, n, e.kc.ProcessorOptions(g, slog.New(slog.DiscardHandler))...)
+	ceiling := testenv.GokaNoopRate(b, e.Kafka.Brokers, g, topic, n, e.Kafka.ProcessorOptions(g, slog.New(slog.DiscardHandler))...)
 	cpu1 := testenv.ProcessCPU(b)
 	b.ReportMetric(ceiling, "goka-noop/s")
 	b.ReportMetric(float64((cpu1-cpu0).Nanoseconds())/1e3/n, "goka-noop-cpu-µs/record")
-	g = goka.Group(e.kc.Names.Prefix + "table")
-	table := testenv.GokaTableRate(b, e.kc.Brokers, g, topic, n, e.kc.ProcessorOptions(g, slog.New(slog.DiscardHandler))...)
+	g = goka.Group(e.Kafka.Names.Prefix + "table")
+	table := testenv.GokaTableRate(b, e.Kafka.Brokers, g, topic, n, e.Kafka.ProcessorOptions(g, slog.New(slog.DiscardHandler))...)
 	b.ReportMetric(table, "goka-table/s")
 	b.ReportMetric(float64((testenv.ProcessCPU(b)-cpu1).Nanoseconds())/1e3/n, "goka-table-cpu-µs/record")
 }
@@ -100,10 +100,10 @@ func userDays(b *testing.B, records []e2e.Record) int {
 // the process's profiles there).
 func runSlice(b *testing.B, records []e2e.Record) (e *stepsRun, topic string, rate float64) {
 	e = newE2E(b, testenv.KafkaBrokers(b))
-	topic = string(e.kc.Names.Stream(topics.StepsReported))
+	topic = string(e.Kafka.Names.Stream(topics.StepsReported))
 	http := testenv.FreeAddr(b)
-	s := testenv.Slice{Process: e.start("bench", "--http", http), HTTP: http, Redis: e.rdb, Admin: testenv.KafkaAdmin(b, e.kc.Brokers),
-		Group: string(e.kc.Names.Group(steps.Group)), Topic: topic, Produce: func(lo, hi int) { e.produce(records[lo:hi], 0) }}
+	s := testenv.Slice{Process: e.Start("bench", "--http", http), HTTP: http, Redis: e.Redis, Admin: testenv.KafkaAdmin(b, e.Kafka.Brokers),
+		Group: string(e.Kafka.Names.Group(steps.Group)), Topic: topic, Produce: func(lo, hi int) { e.produce(records[lo:hi], 0) }}
 	costs := s.Measure(b, len(records))
 	costs.Report(b, "report")
 	return e, topic, costs.Rate

@@ -11,78 +11,30 @@ import (
 
 	"github.com/lovoo/goka"
 	goredis "github.com/redis/go-redis/v9"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rankstream/rankstream/internal/e2e"
-	"github.com/rankstream/rankstream/internal/platform/kafka"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/steps"
 	"github.com/rankstream/rankstream/topics"
 )
 
-// stepsRun is one end-to-end run: its own topics and group (a prefix) on a broker, its own Redis
-// database, and rankstream processes started as separate OS processes.
+// stepsRun is one end-to-end run (e2e.Run) of daily steps, with a producer of its own.
 type stepsRun struct {
-	t         testing.TB
-	kc        kafka.Config
-	rdb       *goredis.Client
-	redisURL  string
-	redisAddr string
-	redisDB   int
-	bin       string
-	prefix    string
-	producer  *kgo.Client
-	adm       *kadm.Client
-	processes []*testenv.Process
+	*e2e.Run
+	producer *kgo.Client
 }
 
 func newE2E(t testing.TB, brokers []string) *stepsRun {
 	t.Helper()
-	prefix := testenv.UniqueName(t, "steps") + "."
-	addr, db := testenv.RedisAddr(t)
-	e := &stepsRun{
-		t:         t,
-		kc:        kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}},
-		rdb:       goredis.NewClient(&goredis.Options{Addr: addr, DB: db}),
-		redisURL:  fmt.Sprintf("redis://%s/%d", addr, db),
-		redisAddr: addr,
-		redisDB:   db,
-		bin:       testenv.Rankstream(t),
-		prefix:    prefix,
-	}
-	t.Cleanup(func() { e.rdb.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	kcl, err := kafka.NewClient(e.kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(kcl.Close)
-	if _, err := kcl.EnsureTopics(ctx, true); err != nil {
-		t.Fatal(err)
-	}
-	cl, err := e.kc.KgoClient(kgo.ProducerBatchMaxBytes(2<<20), kgo.ProducerLinger(5*time.Millisecond))
+	e := &stepsRun{Run: e2e.NewRun(t, brokers, "steps")}
+	cl, err := e.Kafka.KgoClient(kgo.ProducerBatchMaxBytes(2<<20), kgo.ProducerLinger(5*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Close)
 	e.producer = cl
-	e.adm = testenv.KafkaAdmin(t, brokers)
 	return e
-}
-
-// start runs `rankstream process` for this run's topics and Redis database; flags override
-// the defaults of these tests (a 200 ms coalescing interval).
-func (e *stepsRun) start(name string, flags ...string) *testenv.Process {
-	e.t.Helper()
-	args := append([]string{"process",
-		"--brokers", strings.Join(e.kc.Brokers, ","), "--redis", e.redisURL,
-		"--topic-prefix", e.prefix, "--partitions", "8", "--http", "127.0.0.1:0",
-		"--log-level", "warn"}, flags...) // every default, the flush interval included
-	p := testenv.StartProcess(e.t, name, e.bin, args...)
-	e.processes = append(e.processes, p)
-	return p
 }
 
 // position is where a produced record landed.
@@ -94,8 +46,8 @@ type position struct {
 // produce sends records at rate per second (0: as fast as possible), waits for the acks and
 // returns where each record landed.
 func (e *stepsRun) produce(records []e2e.Record, rate int) []position {
-	e.t.Helper()
-	topic := string(e.kc.Names.Stream(topics.StepsReported))
+	e.T.Helper()
+	topic := string(e.Kafka.Names.Stream(topics.StepsReported))
 	start := time.Now()
 	errs := make(chan error, 1)
 	at := make([]position, len(records))
@@ -117,11 +69,11 @@ func (e *stepsRun) produce(records []e2e.Record, rate int) []position {
 		})
 	}
 	if err := e.producer.Flush(context.Background()); err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	select {
 	case err := <-errs:
-		e.t.Fatalf("produce: %v", err)
+		e.T.Fatalf("produce: %v", err)
 	default:
 	}
 	return at
@@ -138,9 +90,9 @@ func (e *stepsRun) mismatches(want truth) (int, string) {
 	bad, example := 0, ""
 	for i := 0; i < len(keys); i += 5000 {
 		chunk := keys[i:min(i+5000, len(keys))]
-		vals, err := e.rdb.MGet(ctx, chunk...).Result()
+		vals, err := e.Redis.MGet(ctx, chunk...).Result()
 		if err != nil {
-			e.t.Fatalf("MGET: %v", err)
+			e.T.Fatalf("MGET: %v", err)
 		}
 		for j, v := range vals {
 			parts := strings.SplitN(chunk[j], ":", 3)
@@ -157,7 +109,7 @@ func (e *stepsRun) mismatches(want truth) (int, string) {
 // waitExact waits until every step key equals the truth and every board's order too (the sink
 // writes a batch's step keys before its boards, so the boards may lag the keys briefly).
 func (e *stepsRun) waitExact(want truth, timeout time.Duration) {
-	e.t.Helper()
+	e.T.Helper()
 	boards := want.boards()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -177,23 +129,23 @@ func (e *stepsRun) waitExact(want truth, timeout time.Duration) {
 		if problem == "" {
 			break
 		}
-		for _, p := range e.processes {
+		for _, p := range e.Processes {
 			if err := p.Exited(); err != nil {
-				e.t.Fatalf("%s exited: %v\n%s", p.Name, err, p.Output())
+				e.T.Fatalf("%s exited: %v\n%s", p.Name, err, p.Output())
 			}
 		}
 		if time.Now().After(deadline) {
-			e.t.Fatalf("after %s, %s", timeout, problem)
+			e.T.Fatalf("after %s, %s", timeout, problem)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	e.t.Logf("exact: %d user-days, %d boards", len(want), len(boards))
+	e.T.Logf("exact: %d user-days, %d boards", len(want), len(boards))
 }
 
 // uncommitted says how many input records the steps group has not committed yet ("" when none).
 func (e *stepsRun) uncommitted() string {
 	group, topic := e.groupAndTopic()
-	if c, n := testenv.Committed(e.adm, group, topic), e.end(topic); c < n {
+	if c, n := testenv.Committed(e.Admin.Admin(), group, topic), e.Count(topic); c < n {
 		return fmt.Sprintf("the group committed %d of %d input records", c, n)
 	}
 	return ""
@@ -204,9 +156,9 @@ func (e *stepsRun) boardProblem(boards map[string][]string) string {
 	ctx := context.Background()
 	for name, members := range boards {
 		key := "rank:steps:" + strings.ReplaceAll(name, "/", ":")
-		got, err := e.rdb.ZRangeArgs(ctx, goredis.ZRangeArgs{Key: key, Start: 0, Stop: -1, Rev: true}).Result()
+		got, err := e.Redis.ZRangeArgs(ctx, goredis.ZRangeArgs{Key: key, Start: 0, Stop: -1, Rev: true}).Result()
 		if err != nil {
-			e.t.Fatal(err)
+			e.T.Fatal(err)
 		}
 		if len(got) != len(members) {
 			return fmt.Sprintf("board %s has %d members, want %d", key, len(got), len(members))
@@ -216,7 +168,7 @@ func (e *stepsRun) boardProblem(boards map[string][]string) string {
 				return fmt.Sprintf("board %s rank %d is %s, want %s", key, i+1, got[i], members[i])
 			}
 		}
-		if ttl := e.rdb.TTL(ctx, key).Val(); ttl <= 0 {
+		if ttl := e.Redis.TTL(ctx, key).Val(); ttl <= 0 {
 			return fmt.Sprintf("board %s has no expiry (TTL %v)", key, ttl)
 		}
 	}
@@ -225,10 +177,10 @@ func (e *stepsRun) boardProblem(boards map[string][]string) string {
 
 // deadLetters returns the reason header of every record in the dead-letter topic.
 func (e *stepsRun) deadLetters(want int, timeout time.Duration) []string {
-	e.t.Helper()
-	cl, err := e.kc.KgoClient(kgo.ConsumeTopics(string(e.kc.Names.Stream(topics.DLQ))), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	e.T.Helper()
+	cl, err := e.Kafka.KgoClient(kgo.ConsumeTopics(string(e.Kafka.Names.Stream(topics.DLQ))), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -249,20 +201,8 @@ func (e *stepsRun) deadLetters(want int, timeout time.Duration) []string {
 func (e *stepsRun) dlqEnd() int64 { return e.records(topics.DLQ) }
 
 // records counts the records of a stream of the run.
-func (e *stepsRun) records(topic goka.Stream) int64 { return e.end(string(e.kc.Names.Stream(topic))) }
-
-// end is the sum of a topic's end offsets: how many records it ever held.
-func (e *stepsRun) end(topic string) int64 {
-	ends, err := e.adm.ListEndOffsets(context.Background(), topic)
-	if err == nil {
-		err = ends.Error()
-	}
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var n int64
-	ends.Each(func(o kadm.ListedOffset) { n += o.Offset })
-	return n
+func (e *stepsRun) records(topic goka.Stream) int64 {
+	return e.Count(string(e.Kafka.Names.Stream(topic)))
 }
 
 const (
@@ -290,7 +230,7 @@ func TestEndToEndExact(t *testing.T) {
 		reasons := []string{"json:", "negative", "plausible maximum", "unknown zone", "request_id: missing", "over the limit"}
 		mixed := append(append(append([]e2e.Record{}, records[:1000]...), poison...), records[1000:]...)
 
-		e.start("processor")
+		e.Start("processor")
 		e.produce(mixed, 0)
 		e.waitExact(want, 3*time.Minute)
 		got := e.deadLetters(len(poison), 30*time.Second)
@@ -312,18 +252,18 @@ func TestCrashRecoveryIsExact(t *testing.T) {
 		t.Parallel() // the real broker and kfake at once; the next test waits for both
 		e := newE2E(t, brokers)
 		records, want := generate(2, e2eReports, e2eUsers, time.Now())
-		p := e.start("processor-1")
+		p := e.Start("processor-1")
 		done := make(chan struct{})
 		go func() { defer close(done); e.produce(records, 25_000) }()
 		testenv.WaitFor(t, 2*time.Minute, "some progress before the crash", func() bool {
-			return e.rdb.DBSize(context.Background()).Val() > 20_000
+			return e.Redis.DBSize(context.Background()).Val() > 20_000
 		})
 		p.Signal(syscall.SIGKILL)
 		_ = p.Wait()
-		e.processes = nil
-		before := e.rdb.DBSize(context.Background()).Val()
+		e.Processes = nil
+		before := e.Redis.DBSize(context.Background()).Val()
 		t.Logf("killed with %d keys in Redis", before)
-		e.start("processor-2")
+		e.Start("processor-2")
 		<-done
 		e.waitExact(want, 3*time.Minute)
 		if n := e.dlqEnd(); n != 0 {
@@ -339,18 +279,18 @@ func TestRebalanceIsExact(t *testing.T) {
 		t.Parallel() // the real broker and kfake at once; the next test waits for both
 		e := newE2E(t, brokers)
 		records, want := generate(3, e2eReports, e2eUsers, time.Now())
-		e.start("processor-a")
-		b := e.start("processor-b")
+		e.Start("processor-a")
+		b := e.Start("processor-b")
 		done := make(chan struct{})
 		go func() { defer close(done); e.produce(records, 20_000) }()
 		testenv.WaitFor(t, 2*time.Minute, "some progress before the rebalance", func() bool {
-			return e.rdb.DBSize(context.Background()).Val() > 20_000
+			return e.Redis.DBSize(context.Background()).Val() > 20_000
 		})
 		b.Signal(syscall.SIGTERM)
 		if err := b.Wait(); err != nil {
 			t.Fatalf("processor-b did not stop cleanly: %v\n%s", err, b.Output())
 		}
-		e.processes = e.processes[:1]
+		e.Processes = e.Processes[:1]
 		<-done
 		e.waitExact(want, 3*time.Minute)
 	})
@@ -361,16 +301,16 @@ func TestRebalanceIsExact(t *testing.T) {
 func TestRedisOutageHoldsOffsets(t *testing.T) {
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
 		e := newE2E(t, brokers)
-		proxy := testenv.NewProxy(t, e.redisAddr)
-		e.redisURL = fmt.Sprintf("redis://%s/%d", proxy.Addr(), e.redisDB)
+		proxy := testenv.NewProxy(t, e.RedisAddr)
+		e.RedisAddr = proxy.Addr() // the processes write through the proxy
 		now := time.Now()
 		records, want := generate(4, 40_000, 4_000, now)
-		group := string(e.kc.Names.Group(steps.Group))
-		topic := string(e.kc.Names.Stream(topics.StepsReported))
+		group := string(e.Kafka.Names.Group(steps.Group))
+		topic := string(e.Kafka.Names.Stream(topics.StepsReported))
 		adm := testenv.KafkaAdmin(t, brokers)
 		committed := func() int64 { return testenv.Committed(adm, group, topic) }
 
-		e.start("processor")
+		e.Start("processor")
 		first := records[:20_000]
 		_, wantFirst := generate(4, 20_000, 4_000, now) // the same stream's first half
 		e.produce(first, 0)

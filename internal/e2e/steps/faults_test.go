@@ -37,14 +37,14 @@ func utcReport(user, req string, steps int, region string, ts time.Time) e2e.Rec
 }
 
 func (e *stepsRun) groupAndTopic() (string, string) {
-	return string(e.kc.Names.Group(steps.Group)), string(e.kc.Names.Stream(topics.StepsReported))
+	return string(e.Kafka.Names.Group(steps.Group)), string(e.Kafka.Names.Stream(topics.StepsReported))
 }
 
 // onBoard tells whether user is a member of board.
 func (e *stepsRun) onBoard(board, user string) bool {
-	err := e.rdb.ZScore(context.Background(), board, user).Err()
+	err := e.Redis.ZScore(context.Background(), board, user).Err()
 	if err != nil && !errors.Is(err, goredis.Nil) {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return err == nil
 }
@@ -75,7 +75,7 @@ func crashBetweenTableAndRedis(t *testing.T, brokers []string) {
 	board := func(region string) string { return "rank:steps:region:" + region + ":" + day }
 	ctx := context.Background()
 
-	p := e.start("processor-1")
+	p := e.Start("processor-1")
 	e.produce([]e2e.Record{
 		utcReport("mover", "a", 100, "eu-west", ts),
 		utcReport("retrier", "x", 300, "eu-west", ts),
@@ -89,22 +89,22 @@ func crashBetweenTableAndRedis(t *testing.T, brokers []string) {
 	time.Sleep(150 * time.Millisecond)
 	p.Signal(syscall.SIGKILL)
 	_ = p.Wait()
-	e.processes = nil
-	flushed := e.rdb.Get(ctx, "step:"+day+":mover").Val() == "200"
+	e.Processes = nil
+	flushed := e.Redis.Get(ctx, "step:"+day+":mover").Val() == "200"
 	t.Logf("killed %s the flush of the move (committed %d of 4)", map[bool]string{true: "after", false: "before"}[flushed], testenv.Committed(adm, group, topic))
 
-	e.start("processor-2")
+	e.Start("processor-2")
 	e.produce([]e2e.Record{utcReport("retrier", "y", 36_894, "us-east", ts.Add(3*time.Second))}, 0)
 	testenv.WaitCommitted(t, adm, group, topic, 5, 2*time.Minute)
 
-	if got := e.rdb.Get(ctx, "step:"+day+":mover").Val(); got != "200" {
+	if got := e.Redis.Get(ctx, "step:"+day+":mover").Val(); got != "200" {
 		t.Errorf("mover's steps = %q, want 200", got)
 	}
 	if e.onBoard(board("eu-west"), "mover") || !e.onBoard(board("us-east"), "mover") {
 		t.Errorf("mover on eu-west: %v, on us-east: %v; want us-east only",
 			e.onBoard(board("eu-west"), "mover"), e.onBoard(board("us-east"), "mover"))
 	}
-	if got := e.rdb.Get(ctx, "step:"+day+":retrier").Val(); got != "300" {
+	if got := e.Redis.Get(ctx, "step:"+day+":retrier").Val(); got != "300" {
 		t.Errorf("retrier's steps = %q, want 300: the retry of a stale request id counted", got)
 	}
 	if e.onBoard(board("us-east"), "retrier") || !e.onBoard(board("eu-west"), "retrier") {
@@ -136,11 +136,11 @@ func TestRequestIDSurvivesARebalance(t *testing.T) {
 		if len(onPartition) != 8 {
 			t.Fatalf("the users cover %d of 8 partitions", len(onPartition))
 		}
-		e.start("processor-a")
+		e.Start("processor-a")
 		e.produce(first, 0)
 		testenv.WaitCommitted(t, adm, group, topic, 2*users, 2*time.Minute)
 
-		e.start("processor-b")
+		e.Start("processor-b")
 		testenv.WaitFor(t, 2*time.Minute, "both instances to own partitions", func() bool {
 			gs, err := adm.DescribeGroups(context.Background(), group)
 			if err != nil {
@@ -169,11 +169,11 @@ func TestRequestIDSurvivesARebalance(t *testing.T) {
 		testenv.WaitCommitted(t, adm, group, topic, 3*users, 2*time.Minute)
 		for i := range users {
 			u := fmt.Sprintf("user-%02d", i)
-			if got := e.rdb.Get(context.Background(), "step:"+day+":"+u).Val(); got != "300" {
+			if got := e.Redis.Get(context.Background(), "step:"+day+":"+u).Val(); got != "300" {
 				t.Errorf("%s: steps = %q, want 300: the retry of a stale request id counted", u, got)
 			}
 		}
-		if n := e.rdb.Exists(context.Background(), "rank:steps:region:us:"+day).Val(); n != 0 {
+		if n := e.Redis.Exists(context.Background(), "rank:steps:region:us:"+day).Val(); n != 0 {
 			t.Error("retries of stale request ids created the us board")
 		}
 	})
@@ -209,13 +209,13 @@ func TestRedisDownAtShutdown(t *testing.T) {
 func redisDownAtShutdown(t *testing.T, brokers []string, back time.Duration, flags ...string) {
 	srv := testenv.StartRedisServer(t)
 	e := newE2E(t, brokers)
-	e.rdb, e.redisURL = srv.Client(), "redis://"+srv.Addr()+"/0"
+	e.Redis, e.RedisAddr, e.RedisDB = srv.Client(), srv.Addr(), 0 // a private redis-server
 	adm := testenv.KafkaAdmin(t, brokers)
 	group, topic := e.groupAndTopic()
 	const n = 60_000
 	records, want := generate(5, n, 6_000, time.Now())
 
-	p := e.start("processor-1", flags...)
+	p := e.Start("processor-1", flags...)
 	produced := make(chan []position, 1)
 	go func() { produced <- e.produce(records, 8_000) }()
 	testenv.WaitFor(t, 2*time.Minute, "some offsets committed before Redis dies", func() bool {
@@ -228,7 +228,7 @@ func redisDownAtShutdown(t *testing.T, brokers []string, back time.Duration, fla
 	time.Sleep(time.Until(term.Add(back)))
 	srv.Start()
 	exit := p.Wait()
-	e.processes = nil
+	e.Processes = nil
 	at := <-produced
 
 	// Every record below the committed offset of its partition must be in Redis.
@@ -264,7 +264,7 @@ func redisDownAtShutdown(t *testing.T, brokers []string, back time.Duration, fla
 	if failed && exit == nil {
 		t.Error("the process exited 0 after a failed write")
 	}
-	e.start("processor-2", flags...)
+	e.Start("processor-2", flags...)
 	e.waitExact(want, 3*time.Minute)
 	testenv.WaitCommitted(t, adm, group, topic, n, 2*time.Minute)
 }
@@ -278,9 +278,9 @@ func TestRedisDownAtStartUp(t *testing.T) {
 		srv := testenv.StartRedisServer(t)
 		srv.Kill()
 		e := newE2E(t, brokers)
-		e.rdb, e.redisURL = srv.Client(), "redis://"+srv.Addr()+"/0"
+		e.Redis, e.RedisAddr, e.RedisDB = srv.Client(), srv.Addr(), 0 // a private redis-server
 		records, want := generate(7, 6_000, 600, time.Now())
-		p := e.start("processor")
+		p := e.Start("processor")
 		e.produce(records, 0)
 		time.Sleep(5 * time.Second)
 		if err := p.Exited(); err != nil {
@@ -318,9 +318,9 @@ func (e *stepsRun) mismatchesBelow(want truth) (int, string) {
 	bad, example := 0, ""
 	for k, w := range want {
 		day, user, _ := strings.Cut(k, "/")
-		got, err := e.rdb.Get(context.Background(), "step:"+day+":"+user).Int64()
+		got, err := e.Redis.Get(context.Background(), "step:"+day+":"+user).Int64()
 		if err != nil && !errors.Is(err, goredis.Nil) {
-			e.t.Fatal(err)
+			e.T.Fatal(err)
 		}
 		if got < w.steps || errors.Is(err, goredis.Nil) {
 			bad++
@@ -350,7 +350,7 @@ func TestAnyInterleavingGivesTheSameRedisEndToEnd(t *testing.T) {
 					for j, k := range order {
 						in[j] = records[k]
 					}
-					e.start("processor")
+					e.Start("processor")
 					e.produce(in, 0)
 					testenv.WaitCommitted(t, adm, group, topic, int64(len(in)), 2*time.Minute)
 					if got := e.dlqEnd(); got != int64(invalid) {
@@ -379,4 +379,4 @@ func TestAnyInterleavingGivesTheSameRedisEndToEnd(t *testing.T) {
 }
 
 // dump returns every key of the run's Redis database with its contents.
-func (e *stepsRun) dump() map[string]string { return testenv.RedisDump(e.t, e.rdb) }
+func (e *stepsRun) dump() map[string]string { return testenv.RedisDump(e.T, e.Redis) }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -41,7 +40,7 @@ func TestStepsHistory(t *testing.T) {
 		history := []string{"--history", "--clickhouse", os.Getenv(testenv.EnvClickHouse), "--clickhouse-database", db}
 		records, want := generate(11, 20_000, 2_000, time.Now())
 
-		first := e.start("first", history...)
+		first := e.Start("first", history...)
 		e.produce(records, 0)
 		e.waitExact(want, 2*time.Minute)
 		historyCaughtUp(t, e, 3*time.Minute)
@@ -51,18 +50,17 @@ func TestStepsHistory(t *testing.T) {
 		if err := first.Wait(); err != nil {
 			t.Fatalf("the first run did not stop cleanly: %v\n%s", err, first.Output())
 		}
-		e.processes = nil
+		e.Processes = nil
 
-		replay := testenv.StartProcess(t, "replay", e.bin, "replay", "--group", "steps-history", "--to-start",
-			"--brokers", strings.Join(e.kc.Brokers, ","), "--topic-prefix", e.prefix)
+		replay := testenv.StartProcess(t, "replay", e.Bin, append([]string{"replay", "--group", "steps-history", "--to-start"}, e.KafkaFlags()...)...)
 		if err := replay.Wait(); err != nil {
 			t.Fatalf("replay: %v\n%s", err, replay.Output())
 		}
-		group := string(e.kc.Names.Group(steps.HistoryGroup))
-		if got := testenv.Committed(testenv.KafkaAdmin(t, brokers), group, string(e.kc.Names.Table(steps.Group))); got != 0 {
+		group := string(e.Kafka.Names.Group(steps.HistoryGroup))
+		if got := testenv.Committed(testenv.KafkaAdmin(t, brokers), group, string(e.Kafka.Names.Table(steps.Group))); got != 0 {
 			t.Fatalf("after the replay %s committed %d records, want 0", group, got)
 		}
-		e.start("replayed", history...)
+		e.Start("replayed", history...)
 		historyCaughtUp(t, e, 3*time.Minute)
 		sameHistory(t, ctx, conn, db, want)
 	})
@@ -72,8 +70,8 @@ func TestStepsHistory(t *testing.T) {
 // commits after ClickHouse took the rows).
 func historyCaughtUp(t *testing.T, e *stepsRun, timeout time.Duration) {
 	t.Helper()
-	table := string(e.kc.Names.Table(steps.Group))
-	testenv.WaitCommitted(t, e.adm, string(e.kc.Names.Group(steps.HistoryGroup)), table, e.end(table), timeout)
+	table := string(e.Kafka.Names.Table(steps.Group))
+	testenv.WaitCommitted(t, e.Admin.Admin(), string(e.Kafka.Names.Group(steps.HistoryGroup)), table, e.Count(table), timeout)
 }
 
 type historyRow struct {

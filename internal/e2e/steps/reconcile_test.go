@@ -18,9 +18,8 @@ import (
 // reconcile runs `rankstream reconcile` on the run's topics and Redis with args and returns
 // its exit code and output.
 func (e *stepsRun) reconcile(args ...string) (int, string) {
-	e.t.Helper()
-	return testenv.RunStatus(e.t, "reconcile", e.bin, append([]string{"reconcile", "--brokers", strings.Join(e.kc.Brokers, ","),
-		"--topic-prefix", e.prefix, "--redis", e.redisURL}, args...)...)
+	e.T.Helper()
+	return testenv.RunStatus(e.T, "reconcile", e.Bin, slices.Concat([]string{"reconcile"}, e.KafkaFlags(), []string{"--redis", e.RedisURL()}, args)...)
 }
 
 // TestReconcileSteps: after a run of 4,000 reports (400 users, several days and regions),
@@ -36,7 +35,7 @@ func TestReconcileSteps(t *testing.T) {
 		t.Parallel()
 		e := newE2E(t, brokers)
 		records, want := generate(31, 4_000, 400, time.Now())
-		p := e.start("process")
+		p := e.Start("process")
 		e.produce(records, 0)
 		e.waitExact(want, 2*time.Minute)
 		group, topic := e.groupAndTopic()
@@ -45,7 +44,7 @@ func TestReconcileSteps(t *testing.T) {
 		if err := p.Wait(); err != nil {
 			t.Fatalf("the run did not stop cleanly: %v\n%s", err, p.Output())
 		}
-		e.processes = nil
+		e.Processes = nil
 		first := e.dump()
 
 		users := map[string][]string{} // day -> users with a step key
@@ -75,7 +74,7 @@ func TestReconcileSteps(t *testing.T) {
 
 		ctx := context.Background()
 		flushed := regionBoards[0]
-		onFlushed := e.rdb.ZRange(ctx, flushed, 0, -1).Val()
+		onFlushed := e.Redis.ZRange(ctx, flushed, 0, -1).Val()
 		// Corrupt users that are not on the flushed board, each once.
 		var victims []string
 		for _, u := range us {
@@ -85,14 +84,14 @@ func TestReconcileSteps(t *testing.T) {
 		}
 		global := "rank:steps:global:" + day
 		key := func(u string) string { return "step:" + day + ":" + u }
-		pipe := e.rdb.TxPipeline()
-		pipe.Del(ctx, key(victims[0]))                                                                                  // missing
-		pipe.SetArgs(ctx, key(victims[1]), e.rdb.Get(ctx, key(victims[1])).Val()+"0", goredis.SetArgs{KeepTTL: true})   // stale (higher)
-		pipe.DecrBy(ctx, key(victims[2]), 1)                                                                            // stale (lower)
-		pipe.ZAdd(ctx, global, goredis.Z{Member: victims[3], Score: e.rdb.ZScore(ctx, global, victims[3]).Val() - 1e6}) // wrong order
-		pipe.Set(ctx, key("zz-stranger"), 12345, time.Hour)                                                             // extra
-		pipe.ZAdd(ctx, global, goredis.Z{Member: "zz-stranger", Score: 1})                                              // extra
-		pipe.Del(ctx, flushed)                                                                                          // missing, each member
+		pipe := e.Redis.TxPipeline()
+		pipe.Del(ctx, key(victims[0]))                                                                                    // missing
+		pipe.SetArgs(ctx, key(victims[1]), e.Redis.Get(ctx, key(victims[1])).Val()+"0", goredis.SetArgs{KeepTTL: true})   // stale (higher)
+		pipe.DecrBy(ctx, key(victims[2]), 1)                                                                              // stale (lower)
+		pipe.ZAdd(ctx, global, goredis.Z{Member: victims[3], Score: e.Redis.ZScore(ctx, global, victims[3]).Val() - 1e6}) // wrong order
+		pipe.Set(ctx, key("zz-stranger"), 12345, time.Hour)                                                               // extra
+		pipe.ZAdd(ctx, global, goredis.Z{Member: "zz-stranger", Score: 1})                                                // extra
+		pipe.Del(ctx, flushed)                                                                                            // missing, each member
 		if _, err := pipe.Exec(ctx); err != nil {
 			t.Fatal(err)
 		}

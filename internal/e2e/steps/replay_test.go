@@ -20,7 +20,7 @@ func TestReplayFromStartIsExact(t *testing.T) {
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
 		e := newE2E(t, brokers)
 		records, want := generate(7, 20_000, 2_000, time.Now())
-		first := e.start("first")
+		first := e.Start("first")
 		e.produce(records, 0)
 		e.waitExact(want, 2*time.Minute)
 		group, topic := e.groupAndTopic()
@@ -31,10 +31,10 @@ func TestReplayFromStartIsExact(t *testing.T) {
 		if err := first.Wait(); err != nil {
 			t.Fatalf("the first run did not stop cleanly: %v\n%s", err, first.Output())
 		}
-		e.processes = nil
+		e.Processes = nil
 
-		args := []string{"replay", "--group", "steps", "--to-start", "--brokers", strings.Join(e.kc.Brokers, ","), "--topic-prefix", e.prefix}
-		dry := testenv.StartProcess(t, "dry-run", e.bin, append(args, "--dry-run")...)
+		args := append([]string{"replay", "--group", "steps", "--to-start"}, e.KafkaFlags()...)
+		dry := testenv.StartProcess(t, "dry-run", e.Bin, append(args, "--dry-run")...)
 		if err := dry.Wait(); err != nil {
 			t.Fatalf("dry run: %v\n%s", err, dry.Output())
 		}
@@ -45,17 +45,17 @@ func TestReplayFromStartIsExact(t *testing.T) {
 			t.Fatalf("after the dry run the group committed %d records, want %d (unchanged)", got, len(records))
 		}
 
-		if err := e.rdb.FlushDB(context.Background()).Err(); err != nil {
+		if err := e.Redis.FlushDB(context.Background()).Err(); err != nil {
 			t.Fatal(err)
 		}
-		follow := testenv.StartProcess(t, "replay", e.bin, append(args, "--follow")...)
+		follow := testenv.StartProcess(t, "replay", e.Bin, append(args, "--follow")...)
 		testenv.WaitFor(t, time.Minute, "the offsets moved", func() bool {
 			return strings.Contains(follow.Output(), "offsets moved") || follow.Exited() != nil
 		})
 		if got := testenv.Committed(adm, group, topic); got != 0 {
 			t.Fatalf("after the replay the group committed %d records, want 0", got)
 		}
-		e.start("replayed")
+		e.Start("replayed")
 		testenv.WaitFor(t, 2*time.Minute, "the replay followed to the end", func() bool { return follow.Exited() != nil })
 		if err := follow.Wait(); err != nil {
 			t.Fatalf("replay --follow: %v\n%s", err, follow.Output())

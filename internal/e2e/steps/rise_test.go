@@ -40,7 +40,7 @@ func TestStepsRiseLimitEndToEnd(t *testing.T) {
 		night := &testUser{id: "night-owl", zone: time.UTC, region: "north"}
 		records = append(records, makeReport(night, "r0", 20_000, day.Add(10*time.Minute)).record)
 		quarantined++
-		e.start("processor", "--max-steps-rate", "250")
+		e.Start("processor", "--max-steps-rate", "250")
 		e.produce(records, 0)
 		e.waitExact(want, 2*time.Minute)
 		testenv.WaitFor(t, 30*time.Second, fmt.Sprintf("%d quarantined", quarantined), func() bool {
