@@ -2,6 +2,8 @@ module github.com/rankstream/rankstream
 
 go 1.26.0
 
+toolchain go1.26.10
+
 require (
 	github.com/ClickHouse/clickhouse-go/v2 v2.51.0
 	github.com/IBM/sarama v1.46.3
