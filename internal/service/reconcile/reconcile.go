@@ -404,17 +404,16 @@ func submitAll[T any](ctx context.Context, w interface{ Run(context.Context) err
 
 // scoreWindow resolves cfg.Period on b.
 func scoreWindow(b *board.Board, day board.Day, period string) (board.Window, error) {
-	kind, id, hasID := strings.Cut(period, ":")
-	p := board.Period(kind)
+	p, id, perr := board.ParsePeriod(period)
 	if !b.Has(p) {
-		return board.Window{}, fmt.Errorf("reconcile: board %s keeps no period %q", b.Name, kind)
+		return board.Window{}, fmt.Errorf("reconcile: board %s keeps no period %q", b.Name, p)
 	}
 	if p == board.PeriodTotal {
 		w, _ := b.WindowByID(p, string(board.PeriodTotal))
 		return w, nil
 	}
-	if hasID {
-		if w, ok := b.WindowByID(p, id); ok {
+	if perr != nil || id != "" { // an id no window can have, or one to look up
+		if w, ok := b.WindowByID(p, id); ok && perr == nil {
 			return w, nil
 		}
 		return board.Window{}, fmt.Errorf("reconcile: board %s has no window %s", b.Name, period)
@@ -427,7 +426,7 @@ func scoreWindow(b *board.Board, day board.Day, period string) (board.Window, er
 	if w, ok := b.Window(p, noon); ok {
 		return w, nil
 	}
-	return board.Window{}, fmt.Errorf("reconcile: board %s has no %s window on %s", b.Name, kind, day)
+	return board.Window{}, fmt.Errorf("reconcile: board %s has no %s window on %s", b.Name, p, day)
 }
 
 // scoresComparison compares the global and scope boards of one period of a score board with
