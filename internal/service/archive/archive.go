@@ -268,7 +268,7 @@ func (a Archiver) due(now, scoresAt, stepsAt time.Time) []archiveJob {
 				}
 			}
 			j := job("")
-			j.scopesKey, j.scoped = board.StepsBoard+":"+d.String(), job
+			j.scopesKey, j.scoped = rsredis.StepsScopesKey(d), job
 			jobs = append(jobs, j)
 		}
 	}

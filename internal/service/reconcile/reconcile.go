@@ -518,7 +518,7 @@ func diffScores(ref rsredis.BoardRef, truth map[string]board.ScoreUpdate, got ma
 	key := func(scope string) string {
 		r := ref
 		r.Scope = scope
-		return strings.TrimSuffix(rsredis.ScoreBoardKey(r, 0), ":0}") + ":*}"
+		return rsredis.ScoreBoardPattern(r)
 	}
 	show := func(score, ms int64) string {
 		return fmt.Sprintf("%d reached %s", score, time.UnixMilli(ms).UTC().Format(time.RFC3339Nano))
