@@ -239,7 +239,7 @@ func (a Archiver) due(now, scoresAt, stepsAt time.Time) []archiveJob {
 			job := func(scope string) archiveJob {
 				ref := rsredis.BoardRef{Board: b.Name, Period: w.Period, PeriodID: w.ID, Scope: scope, Shards: b.Shards}
 				return archiveJob{
-					board: b.Name, period: archivePeriod(string(w.Period)+":"+w.ID, scope),
+					board: b.Name, period: rsclickhouse.ArchivePeriod(w.Period, w.ID, scope),
 					key: rsredis.ScoreBoardKey(ref, 0), expireAt: w.End.Add(b.Retention),
 					scan: func(ctx context.Context, r *rsredis.Reader, fn func([]rsredis.Ranked) error) error {
 						return r.ScanBoard(ctx, ref, archiveChunk, fn)
@@ -260,7 +260,7 @@ func (a Archiver) due(now, scoresAt, stepsAt time.Time) []archiveJob {
 			}
 			job := func(region string) archiveJob {
 				return archiveJob{
-					board: board.StepsBoard, period: archivePeriod(string(board.PeriodDay)+":"+d.String(), region),
+					board: board.StepsBoard, period: rsclickhouse.ArchivePeriod(board.PeriodDay, d.String(), region),
 					key: rsredis.StepsBoard(d, region), expireAt: d.LastInstant().Add(a.StepsRetention),
 					scan: func(ctx context.Context, r *rsredis.Reader, fn func([]rsredis.Ranked) error) error {
 						return r.ScanStepsBoard(ctx, d, region, archiveChunk, fn)
@@ -273,15 +273,6 @@ func (a Archiver) due(now, scoresAt, stepsAt time.Time) []archiveJob {
 		}
 	}
 	return jobs
-}
-
-// archivePeriod is board_archive's period of a board: the period and id, and for a scope
-// board ":s:<scope>", as in the board's Redis key (a steps region is its scope).
-func archivePeriod(period, scope string) string {
-	if scope == "" {
-		return period
-	}
-	return period + ":s:" + scope
 }
 
 // finishedWindows returns b's windows (not total) that ended at or before until and whose
