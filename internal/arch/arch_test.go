@@ -263,6 +263,8 @@ func TestRuleCatchesViolations(t *testing.T) {
 		{"internal/service/api", module + "sinks/redis", false},
 		{"internal/service/api", redisLib + "/v9", true},
 		{"internal/service/api", module + "processors/hot", true},
+		{"internal/service/api", module + "sinks/clickhouse", true},
+		{"internal/service/api", clickhouse + "clickhouse-go/v2", true},
 		{"internal/service/gateway", module + "internal/platform/kafka", false},
 		{"internal/service/gateway", module + "sinks/redis", true},
 		{"internal/service/gateway", module + "processors/steps", true},
