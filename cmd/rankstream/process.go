@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/rankstream/rankstream/internal/service/app"
+	"github.com/rankstream/rankstream/internal/service/archive"
 	"github.com/rankstream/rankstream/processors/steps"
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
 )
@@ -23,7 +24,7 @@ func runProcess(ctx context.Context, args []string, _ io.Reader, _, stderr io.Wr
 	cf.register(fs)
 	withHistory := fs.Bool("history", false, "also write the history to ClickHouse (run `rankstream migrate` first): every hot-search snapshot to topk_history, through the topic hot.history and group hot-history; every user's daily steps to user_daily_steps, from the steps table through group steps-history; every member's scores to board_member_scores (group scores-totals); and the final board of every finished period to board_archive. A ClickHouse that is down delays history, never the processors")
 	historyInterval := fs.Duration("history-interval", steps.DefaultHistoryInterval, "with --history, how long the daily steps history gathers changes before it writes them (one insert per interval; a batch of 50,000 days is written at once)")
-	archiveGrace := fs.Duration("archive-grace", app.DefaultArchiveGrace, "with --history: how long after a period's end (in the board's zone; for the steps board, the day's end at UTC-12) its board is archived, so that late ops still count")
+	archiveGrace := fs.Duration("archive-grace", archive.DefaultGrace, "with --history: how long after a period's end (in the board's zone; for the steps board, the day's end at UTC-12) its board is archived, so that late ops still count")
 	log, err := pf.log.parse(fs, args, stderr)
 	if err != nil {
 		return exitCode(err, stderr)

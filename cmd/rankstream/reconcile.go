@@ -8,6 +8,7 @@ import (
 
 	"github.com/rankstream/rankstream/board"
 	"github.com/rankstream/rankstream/internal/service/app"
+	"github.com/rankstream/rankstream/internal/service/reconcile"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -24,7 +25,7 @@ func runReconcile(ctx context.Context, args []string, _ io.Reader, stdout, stder
 	retention := fs.Duration("retention", topics.DefaultStepRules.Retention, "the --retention of the steps processors: the TTL a repair gives step keys and boards, as they do")
 	redisAddr := fs.String("redis", "127.0.0.1:6379", "Redis: host:port, redis://host:port/db, or comma-separated Redis Cluster seeds")
 	day := fs.String("day", "", "the day (yyyymmdd): of the steps boards, or the day whose --period window of --board to compare")
-	cfg := app.ReconcileConfig{}
+	cfg := reconcile.Config{}
 	fs.StringVar(&cfg.Board, "board", "", "a score board of --boards to compare instead of the daily steps (steps: the daily steps)")
 	fs.StringVar(&cfg.Period, "period", "d", "with --board: d, w, m, season (the window holding --day), total, or a window by id (h:2026113009, d:20261130, season:s1)")
 	boardsFile := boardsFlag(fs, "with --board; use the file the processors use")
@@ -52,5 +53,5 @@ func runReconcile(ctx context.Context, args []string, _ io.Reader, stdout, stder
 		}
 	}
 	cfg.RedisAddr, cfg.Kafka, cfg.StepsRetention = *redisAddr, kf.config(""), *retention
-	return exitCode(app.Reconcile(ctx, cfg, stdout, log), stderr)
+	return exitCode(reconcile.Run(ctx, cfg, stdout, log), stderr)
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rankstream/rankstream/internal/service/app"
+	"github.com/rankstream/rankstream/internal/service/replay"
 )
 
 func runReplay(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -22,8 +22,8 @@ func runReplay(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	kf.registerClient(fs)
 	var lf logFlags
 	lf.register(fs)
-	cfg := app.ReplayConfig{}
-	fs.StringVar(&cfg.Group, "group", "", "the group to replay: "+strings.Join(app.ReplayGroups(), ", ")+" (hot: the groups hot and hot-merge)")
+	cfg := replay.Config{}
+	fs.StringVar(&cfg.Group, "group", "", "the group to replay: "+strings.Join(replay.Groups(), ", ")+" (hot: the groups hot and hot-merge)")
 	toStart := fs.Bool("to-start", false, "replay from the start of the retained input")
 	toTime := fs.String("to-time", "", "replay from the first record at or after this `time` (RFC 3339, e.g. 2026-11-30T00:00:00Z)")
 	var offsets offsetFlag
@@ -62,7 +62,7 @@ func runReplay(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	}
 	cfg.Kafka = kf.config("")
 	cfg.Terminal = isTerminal(stdout)
-	return exitCode(app.Replay(ctx, cfg, stdout, log), stderr)
+	return exitCode(replay.Run(ctx, cfg, stdout, log), stderr)
 }
 
 // offsetFlag collects --to-offset P:O values.

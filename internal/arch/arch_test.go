@@ -11,8 +11,9 @@
 //  3. families: processors/<family> (one goka group family each: its pure rules, a thin goka
 //     adapter and the interface of the store it feeds) and sinks/<store> (one per store, owning
 //     every key, table and script it writes and reads), never one another;
-//  4. services, internal/service/: what the commands run (the wiring and the operator jobs in
-//     app, the read API, the write gateway, the pages, the load generator, the topk tool);
+//  4. services, internal/service/: what the commands run (the wiring in app, the operator jobs
+//     reconcile, replay and archive, the read API, the write gateway, the pages, the load
+//     generator, the topk tool);
 //  5. cmd, the commands.
 //
 // Within those, some packages may import less (the table rules: the read API no Kafka, the
@@ -96,6 +97,10 @@ var rules = map[string]rule{
 	"internal/service/gateway": {layer: services, may: []string{"topics", "board", "internal/platform/kafka", "internal/platform/obs"}, thirdPartyNot: drivers},
 	"internal/service/loadgen": {layer: services, may: []string{"topics", "sketch", "board", "internal/platform/obs"}, thirdPartyNot: drivers},
 	"internal/service/topkcli": {layer: services, may: []string{"topics", "sketch", "internal/platform/obs"}, thirdPartyNot: join(kafkaLibs, drivers)},
+	// The operator jobs: each reads the families it works on, and no other service.
+	"internal/service/reconcile": {layer: services, may: join([]string{"topics", "board", "processors/steps", "processors/scores", "sinks/redis"}, plumbing), thirdPartyNot: []string{clickhouse}},
+	"internal/service/replay":    {layer: services, may: join([]string{"topics", "processors"}, plumbing), thirdPartyNot: drivers},
+	"internal/service/archive":   {layer: services, may: join([]string{"topics", "board", "sinks"}, plumbing)},
 
 	"cmd": {layer: commands},
 
@@ -258,6 +263,8 @@ func TestRuleCatchesViolations(t *testing.T) {
 		{"internal/service/api", module + "sinks/redis", false},
 		{"internal/service/api", redisLib + "/v9", true},
 		{"internal/service/api", module + "processors/hot", true},
+		{"internal/service/api", module + "sinks/clickhouse", true},
+		{"internal/service/api", clickhouse + "clickhouse-go/v2", true},
 		{"internal/service/gateway", module + "internal/platform/kafka", false},
 		{"internal/service/gateway", module + "sinks/redis", true},
 		{"internal/service/gateway", module + "processors/steps", true},
@@ -267,6 +274,16 @@ func TestRuleCatchesViolations(t *testing.T) {
 		{"internal/service/app", module + "internal/e2e", true},
 		{"internal/service/app", module + "processors/hot", false},
 		{"internal/service/app", module + "internal/service/api", false},
+		{"internal/service/reconcile", module + "processors/scores", false},
+		{"internal/service/reconcile", module + "sinks/redis", false},
+		{"internal/service/reconcile", module + "sinks/clickhouse", true},
+		{"internal/service/reconcile", module + "internal/service/app", true},
+		{"internal/service/replay", module + "processors/hot", false},
+		{"internal/service/replay", module + "sinks/redis", true},
+		{"internal/service/replay", redisLib + "/v9", true},
+		{"internal/service/archive", module + "sinks/clickhouse", false},
+		{"internal/service/archive", module + "processors/scores", true},
+		{"internal/service/archive", module + "internal/service/api", true},
 		{"cmd/rankstream", module + "internal/e2e", true},
 		{"cmd/rankstream", module + "internal/service/app", false},
 		{"internal/e2e", module + "internal/testenv", false},

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/rankstream/rankstream/board"
 )
 
 // BoardArchiveRow is one member of a board at the end of a period, a row of board_archive,
@@ -23,6 +25,17 @@ type BoardArchiveRow struct {
 	// ArchivedAt is when the archive was taken, stored to the second; every row of one
 	// archive carries the same value.
 	ArchivedAt time.Time
+}
+
+// ArchivePeriod is the Period of the rows of one board of a period: the period and its id
+// ("d:20261130", "season:s3"), and for a scope board ":s:<scope>" after them, as in the
+// board's Redis key (a steps region is its scope).
+func ArchivePeriod(p board.Period, id, scope string) string {
+	period := string(p) + ":" + id
+	if scope == "" {
+		return period
+	}
+	return period + ":s:" + scope
 }
 
 // WriteBoardArchive inserts rows into board_archive in one batch; see WriteTopK.

@@ -47,6 +47,12 @@
 // by hand with other columns fails early. There is no migrations table: a future schema
 // change adds another idempotent statement.
 //
-// It imports clickhouse-go and internal/platform/obs; never goka, Kafka or the processors.
+// The rules of the rows live here too (DailyStepsRowOf, ArchivePeriod, the Check functions):
+// what a value must be to become a row and how it maps onto the columns. The adapters from a
+// processor's types to these rows stay in internal/service/app, since a sink imports no
+// processor.
+//
+// It imports clickhouse-go, board and internal/platform/obs; never goka, Kafka or the
+// processors.
 // It imports clickhouse-go and internal plumbing; never Kafka, goka, a processor or Redis.
 package clickhouse

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/rankstream/rankstream/board"
 )
 
 // DailyStepsRow is a user's merged steps for one local day, a row of user_daily_steps,
@@ -40,6 +42,19 @@ var lastDate = time.Date(2149, 6, 6, 0, 0, 0, 0, time.UTC)
 // WriteDailySteps inserts rows into user_daily_steps in one batch; see WriteTopK.
 func (s *Sink) WriteDailySteps(ctx context.Context, rows []DailyStepsRow) error {
 	return write(ctx, s, &userDailySteps, rows, checkDailySteps, appendDailySteps)
+}
+
+// DailyStepsRowOf returns the row of a user's merged steps on local day d, reached at
+// reachedMs (epoch ms: the row's UpdatedAt), ranked in region; an error wrapping ErrInvalidRow
+// for a value the table cannot take (steps beyond UInt32, a date or time out of ClickHouse's
+// range, no user).
+func DailyStepsRowOf(user string, d board.Day, steps int64, region string, reachedMs int64) (DailyStepsRow, error) {
+	if steps < 0 || steps > math.MaxUint32 {
+		return DailyStepsRow{}, fmt.Errorf("%w: steps %d: want 0 to %d", ErrInvalidRow, steps, uint32(math.MaxUint32))
+	}
+	r := DailyStepsRow{UserID: user, Day: d.Date(), Steps: uint32(steps), Region: region,
+		UpdatedAt: time.UnixMilli(reachedMs).UTC()}
+	return r, r.Check()
 }
 
 // Check returns an error wrapping ErrInvalidRow if the row cannot be stored.

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -148,10 +147,6 @@ type ArchiveMarks struct{ rdb goredis.UniversalClient }
 // NewArchiveMarks returns the marks on rdb.
 func NewArchiveMarks(rdb goredis.UniversalClient) *ArchiveMarks { return &ArchiveMarks{rdb: rdb} }
 
-// ArchivedKey is the mark of the board whose (first shard's) key is boardKey: boardKey +
-// ":archived", in the same slot.
-func ArchivedKey(boardKey string) string { return boardKey + ":archived" }
-
 // Archived tells, for each board key, whether its board was archived, in one pipeline.
 func (m *ArchiveMarks) Archived(ctx context.Context, boardKeys []string) ([]bool, error) {
 	if len(boardKeys) == 0 {
@@ -185,8 +180,8 @@ func (m *ArchiveMarks) MarkArchived(ctx context.Context, boardKey string, member
 // BoardScopes finds the scope boards that exist, by one SCAN of the keyspace (of every master
 // of a Redis Cluster): for each board of a period that has scope boards, its scopes, keyed by
 // the board and period as "<board>:<period>[:<id>]" (ScopesKey), and for the steps boards by
-// "steps:<yyyymmdd>" with the regions as scopes. A scope board none of whose members is left
-// has no key, and is not found.
+// "steps:<yyyymmdd>" (StepsScopesKey) with the regions as scopes. A scope board none of whose
+// members is left has no key, and is not found.
 func (r *Reader) BoardScopes(ctx context.Context) (map[string][]string, error) {
 	found := map[string]map[string]bool{}
 	add := func(k, scope string) {
@@ -196,26 +191,10 @@ func (r *Reader) BoardScopes(ctx context.Context) (map[string][]string, error) {
 		found[k][scope] = true
 	}
 	scan := func(ctx context.Context, c goredis.UniversalClient) error {
-		iter := c.Scan(ctx, 0, "rank:*", 1000).Iterator()
+		iter := c.Scan(ctx, 0, boardsMatch, 1000).Iterator()
 		for iter.Next(ctx) {
-			k := iter.Val()
-			if rest, ok := strings.CutPrefix(k, "rank:steps:region:"); ok {
-				if region, day, ok := strings.Cut(rest, ":"); ok && !strings.Contains(day, ":") {
-					add(board.StepsBoard+":"+day, region)
-				}
-				continue
-			}
-			inner, ok := strings.CutPrefix(k, "rank:{")
-			if !ok || !strings.HasSuffix(inner, "}") {
-				continue // :m hashes, marks, other keys
-			}
-			inner = strings.TrimSuffix(inner, "}")
-			head, tail, ok := strings.Cut(inner, ":s:")
-			if !ok {
-				continue
-			}
-			if scope, shard, ok := strings.Cut(tail, ":"); ok && !strings.Contains(shard, ":") {
-				add(head, scope)
+			if k, scope, ok := scopeBoardOf(iter.Val()); ok {
+				add(k, scope)
 			}
 		}
 		return iter.Err()
@@ -246,10 +225,4 @@ func (r *Reader) BoardScopes(ctx context.Context) (map[string][]string, error) {
 		out[k] = slices.Sorted(maps.Keys(set))
 	}
 	return out, nil
-}
-
-// ScopesKey is the key of BoardScopes' answer for a score board's period (ref.Scope ignored).
-func ScopesKey(ref BoardRef) string {
-	k := ScoreBoardKey(BoardRef{Board: ref.Board, Period: ref.Period, PeriodID: ref.PeriodID, Shards: 1}, 0)
-	return strings.TrimSuffix(strings.TrimPrefix(k, "rank:{"), ":0}")
 }

@@ -5,8 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
@@ -57,29 +55,6 @@ type BoardRef struct {
 	Scope    string // "": the global board
 	Shards   int    // the board's shards, 1..board.MaxShards
 }
-
-// ScoreBoardKey returns the sorted set of shard i of the board: rank:{<board>:<period>[:<id>]
-// [:s:<scope>]:<i>}, e.g. rank:{arena:d:20261130:0} or rank:{arena:total:s:eu:3}. Names, ids
-// and scopes hold no ':', braces or spaces (checked by board and topics).
-func ScoreBoardKey(ref BoardRef, shard int) string {
-	var b strings.Builder
-	b.WriteString("rank:{")
-	b.WriteString(ref.Board)
-	b.WriteString(":")
-	b.WriteString(string(ref.Period))
-	if ref.Period != board.PeriodTotal {
-		b.WriteString(":" + ref.PeriodID)
-	}
-	if ref.Scope != "" {
-		b.WriteString(":s:" + ref.Scope)
-	}
-	b.WriteString(":" + strconv.Itoa(shard) + "}")
-	return b.String()
-}
-
-// ScoreBoardMembersKey returns the hash member -> entry prefix beside ScoreBoardKey (the same
-// hash tag).
-func ScoreBoardMembersKey(ref BoardRef, shard int) string { return ScoreBoardKey(ref, shard) + ":m" }
 
 // ShardOf returns the shard of member on a board of n shards.
 func ShardOf(member string, n int) int {

@@ -10,9 +10,6 @@ import (
 	"github.com/rankstream/rankstream/board"
 )
 
-// FriendsKey is the set of a user's friends.
-func FriendsKey(user string) string { return "friends:" + user }
-
 type userFriend struct{ user, friend string }
 
 // FriendsWriter mirrors the friends processor's pairs to friends:{user}: SADD of the friends

@@ -86,14 +86,6 @@ type Ranked struct {
 // ErrNotRanked: the member is not on the board.
 var ErrNotRanked = errors.New("not on the board")
 
-// StepsBoard is the Redis key of a day's steps board: the global one, or a region's.
-func StepsBoard(day board.Day, region string) string {
-	if region == "" {
-		return StepsGlobalBoard(day)
-	}
-	return StepsRegionBoard(region, day)
-}
-
 // StepsPage returns the size of a day's steps board (global when region is "") and its
 // members from rank offset+1 on, at most limit of them (none for limit 0), in one round trip.
 func (r *Reader) StepsPage(ctx context.Context, day board.Day, region string, offset, limit int) (total int64, rows []Ranked, err error) {

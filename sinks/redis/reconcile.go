@@ -3,7 +3,6 @@ package redis
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -32,15 +31,14 @@ const zrangeChunk = 10_000
 // holds.
 func (r *Reader) StepsDay(ctx context.Context, d board.Day) (StepsDay, error) {
 	out := StepsDay{Values: map[string]int64{}, Boards: map[string]map[string]float64{}}
-	keyPrefix, regionPrefix, daySuffix := "step:"+d.String()+":", "rank:steps:region:", ":"+d.String()
 	var keys, boards []string
 	var mu sync.Mutex
 	scan := func(ctx context.Context, c goredis.UniversalClient) error {
-		for _, match := range []string{keyPrefix + "*", regionPrefix + "*" + daySuffix} {
+		for _, match := range []string{stepKeysMatch(d), stepsRegionBoardsMatch(d)} {
 			iter := c.Scan(ctx, 0, match, 1000).Iterator()
 			for iter.Next(ctx) {
 				mu.Lock()
-				if k := iter.Val(); strings.HasPrefix(k, keyPrefix) {
+				if k := iter.Val(); isStepKeyOf(k, d) {
 					keys = append(keys, k)
 				} else {
 					boards = append(boards, k)
@@ -74,7 +72,8 @@ func (r *Reader) StepsDay(ctx context.Context, d board.Day) (StepsDay, error) {
 		}
 		for i, k := range keys[:n] {
 			if v, err := gets[i].Int64(); err == nil {
-				out.Values[strings.TrimPrefix(k, keyPrefix)] = v
+				user, _ := userOfStepKey(k, d)
+				out.Values[user] = v
 			} else if err != goredis.Nil {
 				return out, fmt.Errorf("redis: step key %s: %w", k, err)
 			}
@@ -102,8 +101,7 @@ func (r *Reader) StepsDay(ctx context.Context, d board.Day) (StepsDay, error) {
 		return out, err
 	}
 	for _, k := range boards {
-		region := strings.TrimSuffix(strings.TrimPrefix(k, regionPrefix), daySuffix)
-		if err := read(k, region); err != nil {
+		if err := read(k, regionOfStepsBoard(k, d)); err != nil {
 			return out, err
 		}
 	}

@@ -24,7 +24,7 @@ import (
 	"github.com/rankstream/rankstream/internal/platform/boardsfile"
 	"github.com/rankstream/rankstream/internal/platform/kafka"
 	"github.com/rankstream/rankstream/internal/service/api"
-	"github.com/rankstream/rankstream/internal/service/app"
+	"github.com/rankstream/rankstream/internal/service/archive"
 	"github.com/rankstream/rankstream/internal/testenv"
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
 	"github.com/rankstream/rankstream/topics"
@@ -247,9 +247,9 @@ func TestScoreHistoryEndToEnd(t *testing.T) {
 					t.Fatal(err)
 				}
 				w := window(k)
-				if w.End.IsZero() || w.End.Add(app.DefaultArchiveGrace).After(start) {
+				if w.End.IsZero() || w.End.Add(archive.DefaultGrace).After(start) {
 					open++
-					if !w.End.IsZero() && w.End.Add(app.DefaultArchiveGrace).After(time.Now()) && len(ranks) > 0 {
+					if !w.End.IsZero() && w.End.Add(archive.DefaultGrace).After(time.Now()) && len(ranks) > 0 {
 						t.Fatalf("board_archive holds %s %s, which ends at %s", k.Board, period, w.End)
 					}
 					continue

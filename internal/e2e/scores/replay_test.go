@@ -18,7 +18,7 @@ import (
 
 	"github.com/rankstream/rankstream/internal/e2e"
 	"github.com/rankstream/rankstream/internal/platform/boardsfile"
-	"github.com/rankstream/rankstream/internal/service/app"
+	"github.com/rankstream/rankstream/internal/service/archive"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/scores"
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
@@ -195,7 +195,7 @@ func TestScoresReplayFromStartIsExact(t *testing.T) {
 		testenv.WaitFor(t, 2*time.Minute, "every finished board archived", func() bool {
 			due := 0
 			for k, members := range truth {
-				if w := windowOf(t, defs, k); len(members) > 0 && !w.End.IsZero() && w.End.Add(app.DefaultArchiveGrace).Before(time.Now()) {
+				if w := windowOf(t, defs, k); len(members) > 0 && !w.End.IsZero() && w.End.Add(archive.DefaultGrace).Before(time.Now()) {
 					due++
 				}
 			}

@@ -1,7 +1,7 @@
 package api
 
 import (
-	"slices"
+	"errors"
 	"strings"
 
 	"github.com/rankstream/rankstream/board"
@@ -12,16 +12,13 @@ import (
 // &offset=&limit= and GET /v1/boards/{board}/members/{member}?period=&scope=&neighbors=, parsed
 // with the rules of params.go, and these:
 //   - period is one of h, d, w, m, season, total, optionally followed by ':' and an id
-//     (d:20261130, h:2026113008, w:2026W49, m:202611, season:s1); without an id, the current
-//     one in the board's zone; absent, the board's default period (total if it keeps it, else
-//     the first it keeps; d for steps). Whether the board keeps it and the id names one of its
-//     periods is checked against the board (resolve);
+//     (d:20261130, h:2026113008, w:2026W49, m:202611, season:s1), read by board.ParsePeriod;
+//     without an id, the current one in the board's zone; absent, the board's default period
+//     (total if it keeps it, else the first it keeps; d for steps). Whether the board keeps
+//     it and the id names one of its periods is checked against the board (resolve);
 //   - scope is "global" (the default) or a scope (topics.CheckScope);
 //   - offset above MaxOffset is refused (not clamped: members beyond rank MaxOffset read their
 //     own standing with its neighbours instead); limit and neighbors are clamped to their caps.
-
-// maxPeriodID bounds a period id (a season name has at most 64 bytes).
-const maxPeriodID = 64
 
 // scoreQuery is a generic board or member query.
 type scoreQuery struct {
@@ -90,16 +87,14 @@ func (p *params) score() (scoreQuery, error) {
 		}
 	}
 	if v, ok := p.get("period"); ok {
-		name, id, hasID := strings.Cut(v, ":")
-		if !slices.Contains(board.Periods, board.Period(name)) {
+		kind, id, err := board.ParsePeriod(v)
+		switch {
+		case errors.Is(err, board.ErrPeriodKind):
 			return scoreQuery{}, badRequest("period: " + echo(v) + " is none of h, d, w, m, season, total (optionally :id)")
-		}
-		if hasID && (id == "" || len(id) > maxPeriodID || strings.ContainsFunc(id, func(r rune) bool {
-			return !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '_' || r == '-')
-		})) {
+		case err != nil:
 			return scoreQuery{}, badRequest("period: the id in " + echo(v) + " is not [A-Za-z0-9_-]{1,64}")
 		}
-		q.Period, q.PeriodID = board.Period(name), id
+		q.Period, q.PeriodID = kind, id
 	}
 	if v, ok := p.get("scope"); ok && v != topics.GlobalScope {
 		if err := topics.CheckScope(v); err != nil {

@@ -157,7 +157,7 @@ func Dev(ctx context.Context, cfg DevConfig, stdout io.Writer, log *slog.Logger)
 		mux.Handle("/", api.New(rsredis.NewBatchedReader(qdb), log, api.WithRedisTimeout(cfg.RedisTimeout), api.WithBoardCacheTTL(cfg.BoardCacheTTL), api.WithReady(sup.Ready),
 			api.WithBoards(p.Scores.Boards)))
 		gw.Register(mux)
-		web.Register(mux, web.Config{Boards: p.Scores.Boards, Scopes: loadgen.DefaultRegions, Log: log})
+		web.Register(mux, web.Config{Boards: p.Scores.Boards, Scopes: loadgen.DefaultRegions})
 		return ServeHTTP(gctx, cfg.HTTPAddr, mux, log, func(a net.Addr) {
 			fmt.Fprintf(stdout, "rankstream dev is running\n  pages:          http://%s/ (hot search) and http://%s/boards (leaderboards)\n  Kafka (kfake):  %s\n  Redis:          %s\n  query API:      http://%s/v1/boards/steps?limit=10\n  score board:    http://%s/v1/boards/%s?period=total&limit=10\n  friends board:  http://%s/v1/friends/u0/steps?limit=10\n  hot search:     http://%s/v1/hot/search?k=10\n  write gateway:  POST http://%s/v1/steps and /v1/search with Authorization: Bearer %s\n  metrics:        http://%s/metrics\n",
 				a, a, strings.Join(kc.Brokers, ","), redisAddr, a, a, p.Scores.Boards[0].Name, a, a, a, key, a)

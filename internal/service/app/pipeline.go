@@ -15,6 +15,7 @@ import (
 	"github.com/rankstream/rankstream/board"
 	"github.com/rankstream/rankstream/internal/platform/kafka"
 	"github.com/rankstream/rankstream/internal/platform/obs"
+	"github.com/rankstream/rankstream/internal/service/archive"
 	"github.com/rankstream/rankstream/processors/friends"
 	"github.com/rankstream/rankstream/processors/hot"
 	"github.com/rankstream/rankstream/processors/hot/history"
@@ -46,10 +47,10 @@ type Pipeline struct {
 	// changelog), gathering changes for StepsHistoryInterval (0: the default, a minute).
 	StepsHistory         steps.HistoryStore
 	StepsHistoryInterval time.Duration
-	// Archive, when not nil, takes the final board of every finished period (Archiver).
-	Archive ArchiveStore
+	// Archive, when not nil, takes the final board of every finished period (archive.Archiver).
+	Archive archive.Store
 	// ArchiveGrace is how long after a period's end its board is archived
-	// (DefaultArchiveGrace when 0).
+	// (archive.DefaultGrace when 0).
 	ArchiveGrace time.Duration
 	// Totals, when not nil and boards are declared, takes every member's scores (group
 	// scores-totals).
@@ -128,9 +129,9 @@ func (p Pipeline) Units(cl *kafka.Client) []Unit {
 		}})
 	}
 	if p.Archive != nil {
-		a := Archiver{Boards: p.Scores.Boards, StepsRetention: p.Steps.Rules.Retention, Grace: p.ArchiveGrace,
-			ScoresDone: ProcessedUntil(cl, scores.Group, topics.ScoresUpdated),
-			StepsDone:  ProcessedUntil(cl, steps.Group, topics.StepsReported),
+		a := archive.Archiver{Boards: p.Scores.Boards, StepsRetention: p.Steps.Rules.Retention, Grace: p.ArchiveGrace,
+			ScoresDone: archive.ProcessedUntil(cl, scores.Group, topics.ScoresUpdated),
+			StepsDone:  archive.ProcessedUntil(cl, steps.Group, topics.StepsReported),
 			Redis:      p.Redis, Store: p.Archive, Log: log}
 		units = append(units, Unit{"archive", a.Run})
 	}

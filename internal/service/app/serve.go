@@ -42,18 +42,17 @@ func Serve(ctx context.Context, cfg ServeConfig, log *slog.Logger) error {
 	log.Info("serving", "http", cfg.HTTPAddr, "redis", cfg.RedisAddr, "redis_timeout", cfg.RedisTimeout)
 	qapi := api.New(rsredis.NewBatchedReader(rdb), log, api.WithHotCacheTTL(cfg.HotCacheTTL), api.WithBoardCacheTTL(cfg.BoardCacheTTL), api.WithRedisTimeout(cfg.RedisTimeout),
 		api.WithBoards(cfg.Boards))
-	pages := web.Config{Boards: cfg.Boards, Log: log}
+	mux := http.NewServeMux()
+	mux.Handle("/", qapi)
+	web.Register(mux, web.Config{Boards: cfg.Boards})
 	if cfg.History != nil {
 		hist, err := cfg.History()
 		if err != nil {
 			return err
 		}
 		defer hist.Close()
-		pages.History = HotHistory{Sink: hist}
+		api.RegisterHistory(mux, HotHistory{Sink: hist}, log)
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/", qapi)
-	web.Register(mux, pages)
 	return serveFast(ctx, cfg.HTTPAddr, qapi.FastServer(mux, obs.DefaultServerLimits), log)
 }
 

@@ -2,9 +2,6 @@ package app
 
 import (
 	"context"
-	"fmt"
-	"math"
-	"time"
 
 	"github.com/rankstream/rankstream/processors/steps"
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
@@ -14,8 +11,7 @@ import (
 // steps.HistoryStore.
 type StepsHistory struct{ Sink *rsclickhouse.Sink }
 
-// Check returns an error for a day that cannot be a row (steps beyond UInt32, a date or
-// time out of ClickHouse's range, no user).
+// Check returns an error for a day that cannot be a row (rsclickhouse.DailyStepsRowOf).
 func (StepsHistory) Check(d *steps.HistoryDay) error {
 	_, err := dailyStepsRow(d)
 	return err
@@ -38,11 +34,8 @@ func (h StepsHistory) WriteDays(ctx context.Context, days []steps.HistoryDay) er
 // Retryable tells whether a failed write may succeed later (rsclickhouse.IsRetryable).
 func (StepsHistory) Retryable(err error) bool { return rsclickhouse.IsRetryable(err) }
 
+// dailyStepsRow hands a day to the sink's row rule (rsclickhouse.DailyStepsRowOf), which
+// cannot take a processor's type.
 func dailyStepsRow(d *steps.HistoryDay) (rsclickhouse.DailyStepsRow, error) {
-	if d.Steps < 0 || d.Steps > math.MaxUint32 {
-		return rsclickhouse.DailyStepsRow{}, fmt.Errorf("%w: steps %d: want 0 to %d", rsclickhouse.ErrInvalidRow, d.Steps, uint32(math.MaxUint32))
-	}
-	r := rsclickhouse.DailyStepsRow{UserID: d.User, Day: d.Day.Date(), Steps: uint32(d.Steps), Region: d.Region,
-		UpdatedAt: time.UnixMilli(d.ReachedMs).UTC()}
-	return r, r.Check()
+	return rsclickhouse.DailyStepsRowOf(d.User, d.Day, d.Steps, d.Region, d.ReachedMs)
 }

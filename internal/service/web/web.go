@@ -1,16 +1,13 @@
 package web
 
 import (
-	"context"
 	"embed"
 	"io/fs"
-	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/rankstream/rankstream/board"
 	"github.com/rankstream/rankstream/internal/platform/obs"
-	"github.com/rankstream/rankstream/topics"
 )
 
 //go:embed static
@@ -23,23 +20,17 @@ type Config struct {
 	// Scopes are suggested in the scope switcher (any scope may be typed); e.g. the demo
 	// traffic's regions.
 	Scopes []string
-	// History, when not nil, answers GET /v1/history/hot (rankstream serve --history).
-	History HotHistory
-	// Log receives the history store's failures (rate-limited).
-	Log *slog.Logger
 	// Now is the clock of the boards' current periods; nil is time.Now.
 	Now func() time.Time
 }
 
 // Register adds the pages and their resources to mux: GET / (hot search), GET /boards (the
-// leaderboards), GET /ui/... (style, scripts, boards.json) and, with cfg.History, GET
-// /v1/history/hot. The other paths stay with whatever mux holds for "/".
+// leaderboards), GET /ui/... (style, scripts, boards.json). The other paths, the API's
+// (GET /v1/history/hot among them: internal/service/api), stay with whatever mux holds for
+// "/".
 func Register(mux *http.ServeMux, cfg Config) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
-	}
-	if cfg.Log == nil {
-		cfg.Log = slog.Default()
 	}
 	static, err := fs.Sub(files, "static")
 	if err != nil {
@@ -57,9 +48,6 @@ func Register(mux *http.ServeMux, cfg Config) {
 	mux.HandleFunc("GET /ui/boards.json", func(w http.ResponseWriter, _ *http.Request) {
 		obs.WriteJSON(w, http.StatusOK, Catalog(cfg.Boards, cfg.Scopes, cfg.Now()))
 	})
-	if cfg.History != nil {
-		mux.HandleFunc("GET /v1/history/hot", historyHandler(cfg.History, cfg.Log))
-	}
 }
 
 // noCache makes the browser ask again (If-Modified-Since) for every embedded file, so a new
@@ -69,25 +57,4 @@ func noCache(h http.Handler) http.Handler {
 		w.Header().Set("Cache-Control", "no-cache")
 		h.ServeHTTP(w, r)
 	})
-}
-
-// HotHistory is the history store of the hot-search snapshots (sinks/clickhouse's Sink).
-type HotHistory interface {
-	// HotSnapshotAt returns the first k items of the snapshot of stream in effect at at: the
-	// one of the latest window ending at or before at; nil when none does.
-	HotSnapshotAt(ctx context.Context, stream string, at time.Time, k int) (*HotSnapshot, error)
-}
-
-// HotSnapshot is a hot-search snapshot as the history keeps it, the answer of GET
-// /v1/history/hot: its items have the shape of GET /v1/hot/search's.
-type HotSnapshot struct {
-	Stream      string    `json:"stream"`
-	At          time.Time `json:"at"` // the time asked for
-	WindowStart time.Time `json:"window_start"`
-	WindowEnd   time.Time `json:"window_end"`
-	GeneratedAt time.Time `json:"generated_at"`
-	// MissingPartitions is how many partitions the snapshot missed (the history keeps their
-	// number, not which).
-	MissingPartitions int64             `json:"missing_partition_count"`
-	Items             []topics.TopKItem `json:"items"`
 }

@@ -1,4 +1,4 @@
-package app
+package archive
 
 import (
 	"context"
@@ -16,16 +16,15 @@ import (
 	"github.com/rankstream/rankstream/board"
 	"github.com/rankstream/rankstream/internal/platform/backoff"
 	"github.com/rankstream/rankstream/internal/platform/kafka"
-	"github.com/rankstream/rankstream/processors/scores"
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 )
 
 // Archive defaults.
 const (
-	// DefaultArchiveGrace is how long after a period's end its board is archived: late ops
+	// DefaultGrace is how long after a period's end its board is archived: late ops
 	// (a producer's retries, a backlog) still land on it before.
-	DefaultArchiveGrace = 15 * time.Minute
+	DefaultGrace = 15 * time.Minute
 	// archiveInterval is how often the archiver looks for finished periods (a look costs a few
 	// offset requests and one EXISTS per period kept).
 	archiveInterval = 10 * time.Second
@@ -33,8 +32,8 @@ const (
 	archiveChunk = 10_000
 )
 
-// ArchiveStore takes the rows of board_archive (rsclickhouse.Sink).
-type ArchiveStore interface {
+// Store takes the rows of board_archive (rsclickhouse.Sink).
+type Store interface {
 	WriteBoardArchive(ctx context.Context, rows []rsclickhouse.BoardArchiveRow) error
 }
 
@@ -57,12 +56,12 @@ type Archiver struct {
 	Boards []*board.Board
 	// StepsRetention is the steps boards' retention; 0 leaves the steps boards out.
 	StepsRetention time.Duration
-	Grace          time.Duration // DefaultArchiveGrace when 0
+	Grace          time.Duration // DefaultGrace when 0
 	// ScoresDone and StepsDone, when not nil, return the record time up to which the scores
 	// (steps) group has stored its input in Redis (ProcessedUntil); nil: the wall clock.
 	ScoresDone, StepsDone func(ctx context.Context, now time.Time) (time.Time, error)
 	Redis                 goredis.UniversalClient
-	Store                 ArchiveStore
+	Store                 Store
 	Log                   *slog.Logger
 }
 
@@ -232,7 +231,7 @@ func (a Archiver) notify(what string) func(int, error, time.Duration) {
 func (a Archiver) due(now, scoresAt, stepsAt time.Time) []archiveJob {
 	grace := a.Grace
 	if grace == 0 {
-		grace = DefaultArchiveGrace
+		grace = DefaultGrace
 	}
 	var jobs []archiveJob
 	for _, b := range a.Boards {
@@ -240,7 +239,7 @@ func (a Archiver) due(now, scoresAt, stepsAt time.Time) []archiveJob {
 			job := func(scope string) archiveJob {
 				ref := rsredis.BoardRef{Board: b.Name, Period: w.Period, PeriodID: w.ID, Scope: scope, Shards: b.Shards}
 				return archiveJob{
-					board: b.Name, period: archivePeriod(string(w.Period)+":"+w.ID, scope),
+					board: b.Name, period: rsclickhouse.ArchivePeriod(w.Period, w.ID, scope),
 					key: rsredis.ScoreBoardKey(ref, 0), expireAt: w.End.Add(b.Retention),
 					scan: func(ctx context.Context, r *rsredis.Reader, fn func([]rsredis.Ranked) error) error {
 						return r.ScanBoard(ctx, ref, archiveChunk, fn)
@@ -261,7 +260,7 @@ func (a Archiver) due(now, scoresAt, stepsAt time.Time) []archiveJob {
 			}
 			job := func(region string) archiveJob {
 				return archiveJob{
-					board: board.StepsBoard, period: archivePeriod(string(board.PeriodDay)+":"+d.String(), region),
+					board: board.StepsBoard, period: rsclickhouse.ArchivePeriod(board.PeriodDay, d.String(), region),
 					key: rsredis.StepsBoard(d, region), expireAt: d.LastInstant().Add(a.StepsRetention),
 					scan: func(ctx context.Context, r *rsredis.Reader, fn func([]rsredis.Ranked) error) error {
 						return r.ScanStepsBoard(ctx, d, region, archiveChunk, fn)
@@ -269,20 +268,11 @@ func (a Archiver) due(now, scoresAt, stepsAt time.Time) []archiveJob {
 				}
 			}
 			j := job("")
-			j.scopesKey, j.scoped = board.StepsBoard+":"+d.String(), job
+			j.scopesKey, j.scoped = rsredis.StepsScopesKey(d), job
 			jobs = append(jobs, j)
 		}
 	}
 	return jobs
-}
-
-// archivePeriod is board_archive's period of a board: the period and id, and for a scope
-// board ":s:<scope>", as in the board's Redis key (a steps region is its scope).
-func archivePeriod(period, scope string) string {
-	if scope == "" {
-		return period
-	}
-	return period + ":s:" + scope
 }
 
 // finishedWindows returns b's windows (not total) that ended at or before until and whose
@@ -313,34 +303,6 @@ func finishedWindows(b *board.Board, now, until time.Time) []board.Window {
 		}
 	}
 	return out
-}
-
-// MemberScores writes the scores group's member totals to ClickHouse's board_member_scores
-// (scores.TotalsStore).
-type MemberScores struct{ Sink *rsclickhouse.Sink }
-
-// CheckTotal returns an error wrapping rsclickhouse.ErrInvalidRow for a row the table cannot
-// take.
-func (MemberScores) CheckTotal(t *scores.Total) error {
-	r := memberScoreRow(t)
-	return rsclickhouse.CheckMemberScore(&r)
-}
-
-// WriteTotals inserts rows in one batch.
-func (m MemberScores) WriteTotals(ctx context.Context, rows []scores.Total) error {
-	out := make([]rsclickhouse.MemberScoreRow, len(rows))
-	for i := range rows {
-		out[i] = memberScoreRow(&rows[i])
-	}
-	return m.Sink.WriteMemberScores(ctx, out)
-}
-
-// Retryable tells whether a failed write may succeed later (rsclickhouse.IsRetryable).
-func (MemberScores) Retryable(err error) bool { return rsclickhouse.IsRetryable(err) }
-
-func memberScoreRow(t *scores.Total) rsclickhouse.MemberScoreRow {
-	return rsclickhouse.MemberScoreRow{Board: t.Board, Period: t.Period, Member: t.Member, Score: t.Score,
-		ReachedMs: t.ReachedMs, Scope: t.Scope, Deleted: t.Deleted, Version: t.Version}
 }
 
 // ProcessedUntil returns a function telling the record time up to which group has stored its

@@ -1,4 +1,4 @@
-package app_test
+package replay_test
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rankstream/rankstream/internal/platform/kafka"
-	"github.com/rankstream/rankstream/internal/service/app"
+	"github.com/rankstream/rankstream/internal/service/replay"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/steps"
 	"github.com/rankstream/rankstream/topics"
@@ -73,16 +73,16 @@ func TestReplayPlanAndRefusal(t *testing.T) {
 			}
 			return fmt.Sprint(c)
 		}
-		replay := func(cfg app.ReplayConfig) (string, error) {
+		run := func(cfg replay.Config) (string, error) {
 			cfg.Kafka = kc
 			var out bytes.Buffer
-			err := app.Replay(ctx, cfg, &out, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			err := replay.Run(ctx, cfg, &out, slog.New(slog.NewTextHandler(io.Discard, nil)))
 			return out.String(), err
 		}
 		atEnd()
 		before := committed()
 
-		out, err := replay(app.ReplayConfig{Group: "steps", DryRun: true})
+		out, err := run(replay.Config{Group: "steps", DryRun: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,9 +106,9 @@ func TestReplayPlanAndRefusal(t *testing.T) {
 				m, err := cl.Members(ctx, group)
 				return err == nil && len(m) == 1
 			})
-			_, err = replay(app.ReplayConfig{Group: "steps"})
+			_, err = run(replay.Config{Group: "steps"})
 			member.Close()
-			if !errors.Is(err, app.ErrLiveMembers) || !strings.Contains(err.Error(), "live-processor@") {
+			if !errors.Is(err, replay.ErrLiveMembers) || !strings.Contains(err.Error(), "live-processor@") {
 				t.Fatalf("replay with a live member: %v, want ErrLiveMembers naming live-processor", err)
 			}
 			if after := committed(); after != before {
@@ -133,7 +133,7 @@ func TestReplayPlanAndRefusal(t *testing.T) {
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				atEnd()
-				if _, err := replay(app.ReplayConfig{Group: "steps", Target: c.target}); err != nil {
+				if _, err := run(replay.Config{Group: "steps", Target: c.target}); err != nil {
 					t.Fatal(err)
 				}
 				if got := committed(); got != c.want {
@@ -141,13 +141,13 @@ func TestReplayPlanAndRefusal(t *testing.T) {
 				}
 			})
 		}
-		if _, err := replay(app.ReplayConfig{Group: "steps", Target: kafka.Target{Offsets: map[int32]int64{0: perPart + 1}}}); err == nil {
+		if _, err := run(replay.Config{Group: "steps", Target: kafka.Target{Offsets: map[int32]int64{0: perPart + 1}}}); err == nil {
 			t.Fatal("an offset beyond the end was accepted")
 		}
-		if _, err := replay(app.ReplayConfig{Group: "hot", Target: kafka.Target{Time: base}}); err == nil || !strings.Contains(err.Error(), "only from the start") {
+		if _, err := run(replay.Config{Group: "hot", Target: kafka.Target{Time: base}}); err == nil || !strings.Contains(err.Error(), "only from the start") {
 			t.Fatalf("hot --to-time: %v, want a refusal", err)
 		}
-		if _, err := replay(app.ReplayConfig{Group: "nope"}); err == nil || !strings.Contains(err.Error(), `unknown group "nope" (known: `+strings.Join(app.ReplayGroups(), ", ")+")") {
+		if _, err := run(replay.Config{Group: "nope"}); err == nil || !strings.Contains(err.Error(), `unknown group "nope" (known: `+strings.Join(replay.Groups(), ", ")+")") {
 			t.Fatalf("unknown group: %v", err)
 		}
 	})

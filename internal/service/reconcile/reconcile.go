@@ -1,4 +1,4 @@
-package app
+package reconcile
 
 import (
 	"cmp"
@@ -19,13 +19,14 @@ import (
 
 	"github.com/rankstream/rankstream/board"
 	"github.com/rankstream/rankstream/internal/platform/kafka"
+	"github.com/rankstream/rankstream/internal/platform/obs"
 	"github.com/rankstream/rankstream/processors/scores"
 	"github.com/rankstream/rankstream/processors/steps"
 	rsredis "github.com/rankstream/rankstream/sinks/redis"
 )
 
-// ReconcileConfig is what `rankstream reconcile` compares.
-type ReconcileConfig struct {
+// Config is what `rankstream reconcile` compares.
+type Config struct {
 	Kafka     kafka.Config
 	RedisAddr string // as for rankstream process
 	Day       board.Day
@@ -89,10 +90,10 @@ var ErrDifferences = errors.New("redis differs from the group table")
 // maxExamples is how many differences of each class the report shows.
 const maxExamples = 5
 
-// Reconcile compares Redis with the group table cfg names, prints the differences by class
+// Run compares Redis with the group table cfg names, prints the differences by class
 // to out, and with Repair rewrites what differs and compares again. It returns an error
 // wrapping ErrDifferences when differences remain.
-func Reconcile(ctx context.Context, cfg ReconcileConfig, out io.Writer, log *slog.Logger) error {
+func Run(ctx context.Context, cfg Config, out io.Writer, log *slog.Logger) error {
 	cl, err := kafka.NewClient(cfg.Kafka)
 	if err != nil {
 		return fmt.Errorf("reconcile: %w", err)
@@ -220,9 +221,9 @@ func readTable(ctx context.Context, cl *kafka.Client, topic string, every time.D
 			case <-stop:
 				return
 			case <-tick.C:
-				p := progressOf(read.Load(), total, time.Since(began))
-				log.Info("reconcile: reading the table", "topic", topic, "records", p.done, "of", total,
-					"per_second", int64(p.rate), "eta", p.eta.Round(time.Second))
+				p := obs.ProgressOf(read.Load(), total, time.Since(began))
+				log.Info("reconcile: reading the table", "topic", topic, "records", p.Done, "of", total,
+					"per_second", int64(p.Rate), "eta", p.ETA.Round(time.Second))
 			}
 		}
 	}()
@@ -238,7 +239,7 @@ func readTable(ctx context.Context, cl *kafka.Client, topic string, every time.D
 }
 
 // stepsComparison compares the step keys and boards of cfg.Day with the steps table.
-func stepsComparison(ctx context.Context, cl *kafka.Client, cfg ReconcileConfig, log *slog.Logger) (comparison, error) {
+func stepsComparison(ctx context.Context, cl *kafka.Client, cfg Config, log *slog.Logger) (comparison, error) {
 	truth := map[string]*board.StepUpdate{}
 	err := readTable(ctx, cl, string(cfg.Kafka.Names.Table(steps.Group)), cfg.Progress, log, func(user string, v []byte) error {
 		delete(truth, user) // this record replaces the user's earlier ones
@@ -334,7 +335,7 @@ func diffSteps(d board.Day, truth map[string]*board.StepUpdate, got rsredis.Step
 // repairSteps removes what Redis holds beyond the table (strangers, regions left, values the
 // writer's set-if-greater and ZADD GT would not lower), then writes every differing user's
 // day as the processor does, through the steps writer.
-func repairSteps(ctx context.Context, cfg ReconcileConfig, truth map[string]*board.StepUpdate, diffs []Difference, log *slog.Logger) (int, error) {
+func repairSteps(ctx context.Context, cfg Config, truth map[string]*board.StepUpdate, diffs []Difference, log *slog.Logger) (int, error) {
 	var keys []string
 	members := map[string][]string{}
 	users := map[string]bool{}
@@ -403,17 +404,16 @@ func submitAll[T any](ctx context.Context, w interface{ Run(context.Context) err
 
 // scoreWindow resolves cfg.Period on b.
 func scoreWindow(b *board.Board, day board.Day, period string) (board.Window, error) {
-	kind, id, hasID := strings.Cut(period, ":")
-	p := board.Period(kind)
+	p, id, perr := board.ParsePeriod(period)
 	if !b.Has(p) {
-		return board.Window{}, fmt.Errorf("reconcile: board %s keeps no period %q", b.Name, kind)
+		return board.Window{}, fmt.Errorf("reconcile: board %s keeps no period %q", b.Name, p)
 	}
 	if p == board.PeriodTotal {
 		w, _ := b.WindowByID(p, string(board.PeriodTotal))
 		return w, nil
 	}
-	if hasID {
-		if w, ok := b.WindowByID(p, id); ok {
+	if perr != nil || id != "" { // an id no window can have, or one to look up
+		if w, ok := b.WindowByID(p, id); ok && perr == nil {
 			return w, nil
 		}
 		return board.Window{}, fmt.Errorf("reconcile: board %s has no window %s", b.Name, period)
@@ -426,12 +426,12 @@ func scoreWindow(b *board.Board, day board.Day, period string) (board.Window, er
 	if w, ok := b.Window(p, noon); ok {
 		return w, nil
 	}
-	return board.Window{}, fmt.Errorf("reconcile: board %s has no %s window on %s", b.Name, kind, day)
+	return board.Window{}, fmt.Errorf("reconcile: board %s has no %s window on %s", b.Name, p, day)
 }
 
 // scoresComparison compares the global and scope boards of one period of a score board with
 // the scores table.
-func scoresComparison(ctx context.Context, cl *kafka.Client, cfg ReconcileConfig, log *slog.Logger) (comparison, error) {
+func scoresComparison(ctx context.Context, cl *kafka.Client, cfg Config, log *slog.Logger) (comparison, error) {
 	i := slices.IndexFunc(cfg.Boards, func(b *board.Board) bool { return b.Name == cfg.Board })
 	if i < 0 {
 		return comparison{}, fmt.Errorf("reconcile: board %q is not in the boards file", cfg.Board)
@@ -518,7 +518,7 @@ func diffScores(ref rsredis.BoardRef, truth map[string]board.ScoreUpdate, got ma
 	key := func(scope string) string {
 		r := ref
 		r.Scope = scope
-		return strings.TrimSuffix(rsredis.ScoreBoardKey(r, 0), ":0}") + ":*}"
+		return rsredis.ScoreBoardPattern(r)
 	}
 	show := func(score, ms int64) string {
 		return fmt.Sprintf("%d reached %s", score, time.UnixMilli(ms).UTC().Format(time.RFC3339Nano))
@@ -557,7 +557,7 @@ func diffScores(ref rsredis.BoardRef, truth map[string]board.ScoreUpdate, got ma
 // scores writer (absolute writes: a wrong entry is replaced, whatever it holds), removing it
 // too from the scope boards it is on and should not be; a member the table does not have is
 // removed from every board of the period it is on.
-func repairScores(ctx context.Context, cfg ReconcileConfig, ref rsredis.BoardRef, truth map[string]board.ScoreUpdate, diffs []Difference, log *slog.Logger) (int, error) {
+func repairScores(ctx context.Context, cfg Config, ref rsredis.BoardRef, truth map[string]board.ScoreUpdate, diffs []Difference, log *slog.Logger) (int, error) {
 	byMember := map[string]*board.ScoreUpdate{}
 	for _, d := range diffs {
 		u, ok := byMember[d.user]

@@ -1,4 +1,4 @@
-package web
+package api
 
 import (
 	"context"
@@ -43,15 +43,15 @@ func parseHistoryQuery(raw string) (historyQuery, string) {
 		return historyQuery{}, "at: given more than once"
 	}
 	if q.At, err = time.Parse(time.RFC3339, at[0]); err != nil {
-		return historyQuery{}, "at: " + strconv.Quote(cut(at[0])) + " is not an RFC 3339 time such as 2026-11-30T08:00:00Z"
+		return historyQuery{}, "at: " + strconv.Quote(cutQuoted(at[0])) + " is not an RFC 3339 time such as 2026-11-30T08:00:00Z"
 	}
 	if ks := v["k"]; len(ks) > 1 {
 		return historyQuery{}, "k: given more than once"
 	} else if len(ks) == 1 && ks[0] != "" {
 		n, err := strconv.ParseUint(ks[0], 10, 64)
 		switch {
-		case !isDigits(ks[0]) || err == nil && n == 0:
-			return historyQuery{}, "k: " + strconv.Quote(cut(ks[0])) + " is not a count from 1 to " + strconv.Itoa(MaxHistoryK)
+		case !digits(ks[0]) || err == nil && n == 0:
+			return historyQuery{}, "k: " + strconv.Quote(cutQuoted(ks[0])) + " is not a count from 1 to " + strconv.Itoa(MaxHistoryK)
 		case err != nil || n > MaxHistoryK: // digits beyond uint64 too: capped
 			q.K = MaxHistoryK
 		default:
@@ -61,21 +61,45 @@ func parseHistoryQuery(raw string) (historyQuery, string) {
 	return q, ""
 }
 
-func isDigits(s string) bool {
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return s != ""
-}
-
-// cut bounds a value quoted in an error message.
-func cut(s string) string {
+// cutQuoted bounds a value quoted in an error message of the history endpoint.
+func cutQuoted(s string) string {
 	if len(s) > 64 {
 		return s[:64] + "..."
 	}
 	return s
+}
+
+// RegisterHistory adds GET /v1/history/hot, answered from h, to mux (beside the rest of the
+// API, which it leaves to whatever mux holds for "/"); log receives h's failures
+// (rate-limited). The endpoint is the only one not answered from Redis: the pages' time
+// travel reads the history store, rankstream serve --history.
+func RegisterHistory(mux *http.ServeMux, h HotHistory, log *slog.Logger) {
+	if log == nil {
+		log = slog.Default()
+	}
+	mux.HandleFunc("GET /v1/history/hot", historyHandler(h, log))
+}
+
+// HotHistory is the history store of the hot-search snapshots (sinks/clickhouse's Sink,
+// through internal/service/app: the API imports no store driver).
+type HotHistory interface {
+	// HotSnapshotAt returns the first k items of the snapshot of stream in effect at at: the
+	// one of the latest window ending at or before at; nil when none does.
+	HotSnapshotAt(ctx context.Context, stream string, at time.Time, k int) (*HotSnapshot, error)
+}
+
+// HotSnapshot is a hot-search snapshot as the history keeps it, the answer of GET
+// /v1/history/hot: its items have the shape of GET /v1/hot/search's.
+type HotSnapshot struct {
+	Stream      string    `json:"stream"`
+	At          time.Time `json:"at"` // the time asked for
+	WindowStart time.Time `json:"window_start"`
+	WindowEnd   time.Time `json:"window_end"`
+	GeneratedAt time.Time `json:"generated_at"`
+	// MissingPartitions is how many partitions the snapshot missed (the history keeps their
+	// number, not which).
+	MissingPartitions int64             `json:"missing_partition_count"`
+	Items             []topics.TopKItem `json:"items"`
 }
 
 // historyHandler answers GET /v1/history/hot: 200 with the snapshot in effect at the time

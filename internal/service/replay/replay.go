@@ -1,4 +1,4 @@
-package app
+package replay
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rankstream/rankstream/internal/platform/kafka"
+	"github.com/rankstream/rankstream/internal/platform/obs"
 	"github.com/rankstream/rankstream/processors/friends"
 	"github.com/rankstream/rankstream/processors/hot"
 	"github.com/rankstream/rankstream/processors/scores"
@@ -30,16 +31,16 @@ var replayGroups = map[string]func(topics.Names) kafka.Replay{
 	"friends":       friends.Replay,
 }
 
-// ReplayGroups returns the names --group accepts, sorted.
-func ReplayGroups() []string { return slices.Sorted(maps.Keys(replayGroups)) }
+// Groups returns the names --group accepts, sorted.
+func Groups() []string { return slices.Sorted(maps.Keys(replayGroups)) }
 
 // ErrLiveMembers is returned (wrapped, naming them) when a group to replay has live members.
 var ErrLiveMembers = errors.New("the group has live members")
 
-// ReplayConfig is what `rankstream replay` does.
-type ReplayConfig struct {
+// Config is what `rankstream replay` does.
+type Config struct {
 	Kafka  kafka.Config
-	Group  string       // one of ReplayGroups
+	Group  string       // one of Groups
 	Target kafka.Target // zero: the start
 	DryRun bool         // show the plan, change nothing
 	// Follow shows the progress of the processors (started by the operator) until the groups'
@@ -59,15 +60,15 @@ type replayMove struct {
 	moves []kafka.Move
 }
 
-// Replay carries out cfg: it refuses while a group of the replay has live members, prints the
+// Run carries out cfg: it refuses while a group of the replay has live members, prints the
 // plan to out (per partition: committed offset → new offset, records to reprocess), and unless
 // DryRun moves the offsets, deletes the records of the topics it purges, clears what the
 // family's replay clears and, with Follow, shows the progress until the processors caught up
 // (or ctx ends).
-func Replay(ctx context.Context, cfg ReplayConfig, out io.Writer, log *slog.Logger) error {
+func Run(ctx context.Context, cfg Config, out io.Writer, log *slog.Logger) error {
 	spec, ok := replayGroups[cfg.Group]
 	if !ok {
-		return fmt.Errorf("replay: unknown group %q (known: %s)", cfg.Group, strings.Join(ReplayGroups(), ", "))
+		return fmt.Errorf("replay: unknown group %q (known: %s)", cfg.Group, strings.Join(Groups(), ", "))
 	}
 	r := spec(cfg.Kafka.Names)
 	if r.StartOnly != "" && (!cfg.Target.Time.IsZero() || len(cfg.Target.Offsets) > 0) {
@@ -172,7 +173,7 @@ func planRecords(plan []replayMove) (n int64) {
 	return n
 }
 
-func printPlan(out io.Writer, cfg ReplayConfig, r kafka.Replay, plan []replayMove) {
+func printPlan(out io.Writer, cfg Config, r kafka.Replay, plan []replayMove) {
 	to := "the start"
 	switch {
 	case !cfg.Target.Time.IsZero():
@@ -207,7 +208,7 @@ func printPlan(out io.Writer, cfg ReplayConfig, r kafka.Replay, plan []replayMov
 
 // follow polls the groups' committed offsets until every partition with records to
 // reprocess reached the end seen when planned.
-func follow(ctx context.Context, cl *kafka.Client, cfg ReplayConfig, plan []replayMove, out io.Writer, log *slog.Logger) error {
+func follow(ctx context.Context, cl *kafka.Client, cfg Config, plan []replayMove, out io.Writer, log *slog.Logger) error {
 	poll := cfg.Poll
 	if poll <= 0 {
 		poll = time.Second
@@ -218,13 +219,13 @@ func follow(ctx context.Context, cl *kafka.Client, cfg ReplayConfig, plan []repl
 		if err != nil {
 			return err
 		}
-		p := progressOf(done, total, time.Since(began))
+		p := obs.ProgressOf(done, total, time.Since(began))
 		switch {
 		case cfg.Terminal:
-			fmt.Fprintf(out, "\r%s", p.bar())
+			fmt.Fprintf(out, "\r%s", p.Bar())
 		case i%10 == 0 || done == total:
 			log.Info("replay: progress", "group", cfg.Group, "records", done, "of", total,
-				"per_second", int64(p.rate), "eta", p.eta.Round(time.Second))
+				"per_second", int64(p.Rate), "eta", p.ETA.Round(time.Second))
 		}
 		if done == total {
 			if cfg.Terminal {
@@ -259,36 +260,4 @@ func replayed(ctx context.Context, cl *kafka.Client, plan []replayMove) (int64, 
 		}
 	}
 	return done, nil
-}
-
-// progress is how far a replay is: records done of total after elapsed.
-type progress struct {
-	done, total int64
-	rate        float64       // records a second since the start
-	eta         time.Duration // at that rate; 0 when unknown
-}
-
-func progressOf(done, total int64, elapsed time.Duration) progress {
-	p := progress{done: done, total: total}
-	if s := elapsed.Seconds(); s > 0 && done > 0 {
-		p.rate = float64(done) / s
-		p.eta = time.Duration(float64(total-done) / p.rate * float64(time.Second))
-	}
-	return p
-}
-
-// bar renders p as one terminal line: a 30-cell bar, the share, the counts, rate and ETA.
-func (p progress) bar() string {
-	const cells = 30
-	share := 1.0
-	if p.total > 0 {
-		share = float64(p.done) / float64(p.total)
-	}
-	full := int(share * cells)
-	eta := "?"
-	if p.rate > 0 {
-		eta = p.eta.Round(time.Second).String()
-	}
-	return fmt.Sprintf("[%s%s] %3.0f%% %d/%d records  %.0f/s  ETA %s  ",
-		strings.Repeat("#", full), strings.Repeat(".", cells-full), share*100, p.done, p.total, p.rate, eta)
 }

@@ -1,4 +1,4 @@
-package app_test
+package archive_test
 
 import (
 	"cmp"
@@ -17,7 +17,7 @@ import (
 
 	"github.com/rankstream/rankstream/board"
 	"github.com/rankstream/rankstream/internal/platform/kafka"
-	"github.com/rankstream/rankstream/internal/service/app"
+	"github.com/rankstream/rankstream/internal/service/archive"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/scores"
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
@@ -71,7 +71,7 @@ func archiveEqualsFinalBoard(t *testing.T, rdb goredis.UniversalClient) {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	running := board.CalendarWindow(board.PeriodDay, now.Add(-app.DefaultArchiveGrace), b.Zone)
+	running := board.CalendarWindow(board.PeriodDay, now.Add(-archive.DefaultGrace), b.Zone)
 	done := board.CalendarWindow(board.PeriodDay, running.Start.Add(-time.Nanosecond), b.Zone)
 
 	// The finished day's board, with its truth; a few members on the running day.
@@ -139,15 +139,15 @@ func archiveEqualsFinalBoard(t *testing.T, rdb goredis.UniversalClient) {
 	}
 	stepsEU := []rsredis.Ranked{stepsTruth[0], stepsTruth[1]}
 
-	a := app.Archiver{Boards: []*board.Board{b}, StepsRetention: 7 * 24 * time.Hour, Redis: rdb, Store: sink, Log: slog.New(slog.DiscardHandler)}
+	a := archive.Archiver{Boards: []*board.Board{b}, StepsRetention: 7 * 24 * time.Hour, Redis: rdb, Store: sink, Log: slog.New(slog.DiscardHandler)}
 	// The processors have stored their input up to just before the end plus the grace: the
 	// finished day is not due yet (a backlog may still hold ops of it).
 	lagging := a
 	lagging.ScoresDone = func(context.Context, time.Time) (time.Time, error) {
-		return done.End.Add(app.DefaultArchiveGrace - time.Second), nil
+		return done.End.Add(archive.DefaultGrace - time.Second), nil
 	}
 	lagging.StepsDone = func(context.Context, time.Time) (time.Time, error) {
-		return day.LastInstant().Add(app.DefaultArchiveGrace - time.Second), nil
+		return day.LastInstant().Add(archive.DefaultGrace - time.Second), nil
 	}
 	if _, err := lagging.Once(ctx, now); err != nil {
 		t.Fatal(err)
@@ -214,118 +214,6 @@ func archiveEqualsFinalBoard(t *testing.T, rdb goredis.UniversalClient) {
 	t.Logf("arena d:%s: %d members archived twice, %d rows before merges", done.ID, len(truth), raw)
 }
 
-// TestMemberScoresFollowTheChangelog: on the real broker and kfake, the states a scores
-// table's changelog holds (each member's state after each of its ops, ops out of ts order,
-// a delete and a comeback) reach ClickHouse's board_member_scores as each member's latest
-// entries, one row per board, period and member under FINAL; a second writer of the same
-// group after a restart adds nothing visible.
-func TestMemberScoresFollowTheChangelog(t *testing.T) {
-	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		kc := kafka.Config{Brokers: brokers, Partitions: 2, Names: topics.Names{Prefix: testenv.UniqueName(t, "totals") + "."}}
-		cl, err := kafka.NewClient(kc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cl.Close()
-		if _, err := cl.EnsureTopics(ctx, true); err != nil {
-			t.Fatal(err)
-		}
-		addr, database := testenv.ClickHouseAddr(t)
-		sink, err := rsclickhouse.Open(ctx, addr, database)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer sink.Close()
-		if _, err := sink.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
-		conn, err := clickhouse.Open(&clickhouse.Options{Addr: []string{addr}, Auth: clickhouse.Auth{Database: database, Username: "default"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-
-		b, err := board.NewBoard(board.Spec{Name: "arena", Periods: []string{"h", "d", "total"}, TZ: "Europe/Paris"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec := time.Date(2026, 11, 30, 23, 0, 0, 0, time.UTC)
-		rng := rand.New(rand.NewPCG(3, 5))
-		states := map[string]*scores.State{}
-		for i := range 600 {
-			m := fmt.Sprintf("m%02d", rng.IntN(40))
-			s := states[m]
-			if s == nil {
-				s = &scores.State{}
-				states[m] = s
-			}
-			op := scores.Op{RequestHash: uint64(i + 1), Member: m, Kind: scores.Incr, Score: int64(rng.IntN(21) - 5),
-				TSMs: rec.Add(-time.Duration(rng.IntN(30)) * time.Hour).UnixMilli(), Scope: []string{"", "eu", "us"}[rng.IntN(3)]}
-			switch rng.IntN(20) {
-			case 0:
-				op.Kind = scores.Delete
-			case 1:
-				op.Kind = scores.Set
-			}
-			if _, err := s.Apply(b, op, rec.UnixMilli(), time.Minute); err != nil {
-				t.Fatal(err)
-			}
-			v, err := s.MarshalBinary()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cl.ProduceSync(ctx, &kgo.Record{Topic: string(kc.Names.Table(scores.Group)), Key: []byte(m), Value: v}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		type row struct {
-			Period  string `ch:"period"`
-			Member  string `ch:"member"`
-			Score   int64  `ch:"score"`
-			Ms      int64  `ch:"reached_ms"`
-			Scope   string `ch:"scope"`
-			Deleted uint8  `ch:"deleted"`
-		}
-		var want []row
-		for m, s := range states {
-			for _, bs := range s.Boards {
-				for _, e := range bs.Entries {
-					p := "total"
-					if e.Period != board.PeriodTotal {
-						p = string(e.Period) + ":" + e.ID
-					}
-					d := uint8(0)
-					if !e.Present {
-						d = 1
-					}
-					want = append(want, row{p, m, e.Score, e.ReachedMs, e.Scope, d})
-				}
-			}
-		}
-		slices.SortFunc(want, func(a, b row) int { return cmp.Or(cmp.Compare(a.Period, b.Period), cmp.Compare(a.Member, b.Member)) })
-		matches := func() bool {
-			var got []row
-			if err := conn.Select(ctx, &got, "SELECT period, member, score, reached_ms, scope, deleted FROM board_member_scores FINAL WHERE board = 'arena' ORDER BY period, member"); err != nil {
-				t.Fatal(err)
-			}
-			return slices.Equal(got, want)
-		}
-		log := slog.New(slog.DiscardHandler)
-		for run := range 2 { // the second run starts from the committed offsets: nothing to do
-			runCtx, stop := context.WithCancel(ctx)
-			done := make(chan error, 1)
-			go func() { done <- scores.RunTotals(runCtx, kc, app.MemberScores{Sink: sink}, log) }()
-			testenv.WaitFor(t, time.Minute, fmt.Sprintf("run %d: board_member_scores equal the members' latest entries (%d rows)", run, len(want)), matches)
-			stop()
-			if err := <-done; err != nil {
-				t.Fatal(err)
-			}
-		}
-	})
-}
-
 // TestProcessedUntil: on the real broker and kfake, the record time up to which a group has
 // stored its input is the timestamp of its first uncommitted record, the earliest over the
 // partitions (from the first record where it committed nothing), and now once it committed
@@ -355,7 +243,7 @@ func TestProcessedUntil(t *testing.T) {
 			}
 		}
 		group := string(kc.Names.Group(scores.Group))
-		until := app.ProcessedUntil(cl, scores.Group, topics.ScoresUpdated)
+		until := archive.ProcessedUntil(cl, scores.Group, topics.ScoresUpdated)
 		now := at(60)
 		for _, step := range []struct {
 			name   string
@@ -397,7 +285,7 @@ func TestArchiverIsReadyWhileItRuns(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- sup.Run(ctx, "archive", app.Archiver{Redis: testenv.Redis(t), Store: sink, Log: slog.New(slog.DiscardHandler)}.Run)
+		done <- sup.Run(ctx, "archive", archive.Archiver{Redis: testenv.Redis(t), Store: sink, Log: slog.New(slog.DiscardHandler)}.Run)
 	}()
 	testenv.WaitFor(t, 30*time.Second, "the archive unit to be ready", func() bool { return sup.Ready() == nil })
 	cancel()

@@ -1,11 +1,11 @@
-package app
+package obs
 
 import (
 	"testing"
 	"time"
 )
 
-func TestReplayProgressBar(t *testing.T) {
+func TestProgressBar(t *testing.T) {
 	for _, c := range []struct {
 		done, total int64
 		elapsed     time.Duration
@@ -16,7 +16,7 @@ func TestReplayProgressBar(t *testing.T) {
 		{1000, 1000, 10 * time.Second, "[##############################] 100% 1000/1000 records  100/s  ETA 0s  "},
 		{0, 0, time.Second, "[##############################] 100% 0/0 records  0/s  ETA ?  "},
 	} {
-		if got := progressOf(c.done, c.total, c.elapsed).bar(); got != c.want {
+		if got := ProgressOf(c.done, c.total, c.elapsed).Bar(); got != c.want {
 			t.Errorf("progress %d/%d after %s:\n got %q\nwant %q", c.done, c.total, c.elapsed, got, c.want)
 		}
 	}
