@@ -549,14 +549,12 @@ func TestHotSearchIdlePartition(t *testing.T) {
 	t.Parallel()
 	testenv.EachKafka(t, func(t *testing.T, brokers []string) {
 		t.Parallel()
-		const silent, idle = int32(3), 10 * time.Second
+		const silent, idle = int32(3), 30 * time.Second // idle: the default --hot-idle
 		r := e2e.NewRun(t, brokers, "hotidle")
 		kc, rdb := r.Kafka, r.Redis
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		// A 1 min window and a 10 s idle time keep this minute-long test short; the defaults
-		// (1 h, 30 s) run in TestHotSearch, whose partitions are never idle.
-		r.Start("processor", "--hot-window", "1m", "--hot-slide", "5s", "--hot-idle", idle.String(), "--hot-k", "10")
+		r.Start("processor") // every default: the 1 h window, 5 s slides, 30 s idle time, K 100
 		cl, err := kc.KgoClient(kgo.ProducerLinger(5 * time.Millisecond))
 		if err != nil {
 			t.Fatal(err)
