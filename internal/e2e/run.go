@@ -60,21 +60,28 @@ func NewRun(t testing.TB, brokers []string, name string, opts ...Option) *Run {
 	for _, opt := range opts {
 		opt(r)
 	}
-	cl, err := kafka.NewClient(r.Kafka)
+	r.Admin = KafkaClient(t, r.Kafka)
+	r.RedisAddr, r.RedisDB = testenv.RedisAddr(t)
+	r.Redis = goredis.NewClient(&goredis.Options{Addr: r.RedisAddr, DB: r.RedisDB})
+	t.Cleanup(func() { r.Redis.Close() })
+	return r
+}
+
+// KafkaClient returns a client of kc, as a process has one, after creating kc's topics (30 s
+// at most); it is closed when the test ends.
+func KafkaClient(t testing.TB, kc kafka.Config) *kafka.Client {
+	t.Helper()
+	cl, err := kafka.NewClient(kc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Close)
-	r.Admin = cl
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := cl.EnsureTopics(ctx, true); err != nil {
 		t.Fatal(err)
 	}
-	r.RedisAddr, r.RedisDB = testenv.RedisAddr(t)
-	r.Redis = goredis.NewClient(&goredis.Options{Addr: r.RedisAddr, DB: r.RedisDB})
-	t.Cleanup(func() { r.Redis.Close() })
-	return r
+	return cl
 }
 
 // RedisURL is the run's database as --redis takes it.

@@ -25,6 +25,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/rankstream/rankstream/internal/e2e"
 	"github.com/rankstream/rankstream/internal/platform/kafka"
 	"github.com/rankstream/rankstream/internal/service/app"
 	"github.com/rankstream/rankstream/internal/service/loadgen"
@@ -320,10 +321,9 @@ func newHotPipeline(b *testing.B, cfg hot.Config) *hotPipeline {
 	brokers := testenv.KafkaBrokers(b)
 	rdb := testenv.Redis(b)
 	kc := kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: testenv.UniqueName(b, "hotbench") + "."}}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	kcl := kafkaClient(b, ctx, kc)
-	ch, chDB, history := openHistory(b, ctx)
+	kcl := e2e.KafkaClient(b, kc)
+	h := e2e.NewHistory(b)
+	ch, chDB, history := h.Conn, h.Database, h.Sink
 	// The defaults of `rankstream process` (cmd/rankstream/hot.go), unless cfg sets them.
 	cfg.Names, cfg.Partitions = kc.Names, kc.Partitions
 	cfg.Slide = cmp.Or(cfg.Slide, 5*time.Second)

@@ -98,41 +98,10 @@ type run struct {
 	redisDB int
 }
 
-func newRun(t *testing.T, ctx context.Context) run {
-	conn, chDB, _ := openHistory(t, ctx)
+func newRun(t *testing.T) run {
+	h := e2e.NewHistory(t)
 	addr, db := testenv.RedisAddr(t)
-	return run{ch: conn, chDB: chDB, redis: addr, redisDB: db}
-}
-
-// openHistory returns a ClickHouse database of the test's own, its schema migrated, and a sink
-// on it (closed when the test ends).
-// kafkaClient returns a Kafka client of kc, as a process has one, after creating kc's topics;
-// it is closed when the test ends.
-func kafkaClient(t testing.TB, ctx context.Context, kc kafka.Config) *kafka.Client {
-	t.Helper()
-	cl, err := kafka.NewClient(kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	if _, err := cl.EnsureTopics(ctx, true); err != nil {
-		t.Fatal(err)
-	}
-	return cl
-}
-
-func openHistory(t testing.TB, ctx context.Context) (driver.Conn, string, *rsclickhouse.Sink) {
-	t.Helper()
-	conn, db := testenv.ClickHouse(t)
-	sink, err := rsclickhouse.Open(ctx, os.Getenv(testenv.EnvClickHouse), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sink.Close() })
-	if _, err := sink.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return conn, db, sink
+	return run{ch: h.Conn, chDB: h.Database, redis: addr, redisDB: db}
 }
 
 // args returns `rankstream process` arguments writing to the run's stores, with the default
@@ -230,7 +199,7 @@ func TestHotSearch(t *testing.T) {
 		kc := kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: prefix}}
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 		defer cancel()
-		kafkaClient(t, ctx, kc) // creates the topics
+		e2e.KafkaClient(t, kc) // creates the topics
 		start := time.Now().Add(-3 * time.Hour).Truncate(time.Minute)
 		queries := generate(300_000, start, 90*time.Minute)
 		cl, err := kc.KgoClient(kgo.ProducerLinger(5*time.Millisecond), kgo.MaxBufferedRecords(1<<20))
@@ -258,7 +227,7 @@ func TestHotSearch(t *testing.T) {
 		slowest := slices.Min(slices.Collect(maps.Values(newest)))
 		lastEnd := time.UnixMilli((slowest - 2000) / e2eSlide.Milliseconds() * e2eSlide.Milliseconds())
 
-		first := newRun(t, ctx)
+		first := newRun(t)
 		began := time.Now()
 		proc := testenv.StartProcess(t, "processor", testenv.Rankstream(t), first.args(brokers, prefix, "--log-level", "warn")...)
 		rows := first.waitAll(t, ctx, lastEnd, proc)
@@ -298,7 +267,7 @@ func TestHotSearch(t *testing.T) {
 
 		t.Run("kill -9", func(t *testing.T) {
 			replay(t, brokers, prefix)
-			crash := newRun(t, ctx)
+			crash := newRun(t)
 			// A checkpoint every second, so that the kill lands after several: the restart is
 			// then checkpoint plus loop records, the path under test. The other runs use the
 			// default (5 s).
@@ -349,7 +318,7 @@ func TestHotSearch(t *testing.T) {
 
 		t.Run("two instances", func(t *testing.T) {
 			replay(t, brokers, prefix)
-			two := newRun(t, ctx)
+			two := newRun(t)
 			a := testenv.StartProcess(t, "instance-a", testenv.Rankstream(t), two.args(brokers, prefix, "--log-level", "warn")...)
 			b := testenv.StartProcess(t, "instance-b", testenv.Rankstream(t), two.args(brokers, prefix, "--log-level", "warn")...)
 			sameSnapshots(t, rows, two.waitAll(t, ctx, lastEnd, a, b), queries)

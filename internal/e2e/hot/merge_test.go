@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/rankstream/rankstream/internal/e2e"
 	"github.com/rankstream/rankstream/internal/platform/kafka"
 	"github.com/rankstream/rankstream/internal/service/app"
 	"github.com/rankstream/rankstream/internal/testenv"
@@ -37,8 +38,9 @@ func TestMergeWaitsThenPublishesMissingPartitions(t *testing.T) {
 		kc := kafka.Config{Brokers: brokers, Partitions: partitions, Names: topics.Names{Prefix: testenv.UniqueName(t, "merge") + "."}}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		kcl := kafkaClient(t, ctx, kc)
-		conn, _, sink := openHistory(t, ctx)
+		kcl := e2e.KafkaClient(t, kc)
+		h := e2e.NewHistory(t)
+		conn, sink := h.Conn, h.Sink
 		rdb := testenv.Redis(t)
 
 		log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -220,7 +222,7 @@ func TestMergeSkipsInvalidSnapshot(t *testing.T) {
 		kc := kafka.Config{Brokers: brokers, Partitions: partitions, Names: topics.Names{Prefix: testenv.UniqueName(t, "invalid") + "."}}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		kafkaClient(t, ctx, kc)
+		e2e.KafkaClient(t, kc)
 		rdb := testenv.Redis(t)
 		log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 		cfg := merge.Config{Names: kc.Names, Partitions: partitions, K: 10, MergeWait: time.Second, Log: log}

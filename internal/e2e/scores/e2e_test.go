@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/lovoo/goka"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -26,7 +25,6 @@ import (
 	"github.com/rankstream/rankstream/internal/service/api"
 	"github.com/rankstream/rankstream/internal/service/archive"
 	"github.com/rankstream/rankstream/internal/testenv"
-	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -191,20 +189,8 @@ func TestScoreHistoryEndToEnd(t *testing.T) {
 		t.Parallel()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		addr, database := testenv.ClickHouseAddr(t)
-		sink, err := rsclickhouse.Open(ctx, addr, database)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer sink.Close()
-		if _, err := sink.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
-		conn, err := clickhouse.Open(&clickhouse.Options{Addr: []string{addr}, Auth: clickhouse.Auth{Database: database, Username: "default"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
+		h := e2e.NewHistory(t)
+		addr, database, conn := h.Addr, h.Database, h.Conn
 		records, truth, _ := e2e.ScoreStream(rand.New(rand.NewPCG(13, 1)), e2e.ScoreBoards(monday), members, opsPerMember, monday)
 		r := newRun(t, brokers, file)
 		produce(t, r.Kafka, records)

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/rankstream/rankstream/internal/e2e"
@@ -21,41 +20,13 @@ import (
 	"github.com/rankstream/rankstream/internal/service/archive"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/scores"
-	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
 	"github.com/rankstream/rankstream/topics"
 )
 
-// history is a run's ClickHouse database, migrated, and a connection to read it.
-type history struct {
-	addr, database string
-	conn           clickhouse.Conn
-}
+// history is a run's ClickHouse database (e2e.History), read back as analysts see it.
+type history struct{ *e2e.History }
 
-func newHistory(t *testing.T) *history {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	h := &history{}
-	h.addr, h.database = testenv.ClickHouseAddr(t)
-	sink, err := rsclickhouse.Open(ctx, h.addr, h.database)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sink.Close()
-	if _, err := sink.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	h.conn, err = clickhouse.Open(&clickhouse.Options{Addr: []string{h.addr}, Auth: clickhouse.Auth{Database: h.database, Username: "default"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.conn.Close() })
-	return h
-}
-
-func (h *history) flags() []string {
-	return []string{"--history", "--clickhouse", h.addr, "--clickhouse-database", h.database}
-}
+func newHistory(t *testing.T) *history { return &history{e2e.NewHistory(t)} }
 
 // visible returns the rows analysts see (under FINAL, without the versions) of
 // board_member_scores and board_archive, one line each.
@@ -72,7 +43,7 @@ func (h *history) visible(t *testing.T) map[string]bool {
 		Scope   string `ch:"scope"`
 		Deleted uint8  `ch:"deleted"`
 	}
-	if err := h.conn.Select(ctx, &scores, "SELECT board, period, member, score, reached_ms, scope, deleted FROM board_member_scores FINAL"); err != nil {
+	if err := h.Conn.Select(ctx, &scores, "SELECT board, period, member, score, reached_ms, scope, deleted FROM board_member_scores FINAL"); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range scores {
@@ -85,7 +56,7 @@ func (h *history) visible(t *testing.T) map[string]bool {
 		Member string `ch:"member"`
 		Score  int64  `ch:"score"`
 	}
-	if err := h.conn.Select(ctx, &archive, "SELECT board, period, rank, member, score FROM board_archive FINAL"); err != nil {
+	if err := h.Conn.Select(ctx, &archive, "SELECT board, period, rank, member, score FROM board_archive FINAL"); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range archive {
@@ -183,7 +154,7 @@ func TestScoresReplayFromStartIsExact(t *testing.T) {
 		records, truth, _ := e2e.ScoreStream(rand.New(rand.NewPCG(21, 1)), e2e.ScoreBoards(monday), members, opsPerMember, monday)
 		r := newRun(t, brokers, file)
 		produce(t, r.Kafka, records)
-		r.start("first", h.flags()...)
+		r.start("first", h.Flags()...)
 		r.waitExact(truth, 2*time.Minute)
 		r.settled(len(records))
 		// Every board (global and scopes) of a period that ended, with members, is archived.
@@ -200,7 +171,7 @@ func TestScoresReplayFromStartIsExact(t *testing.T) {
 				}
 			}
 			var archived uint64
-			if err := h.conn.QueryRow(context.Background(), "SELECT uniqExact(board, period) FROM board_archive").Scan(&archived); err != nil {
+			if err := h.Conn.QueryRow(context.Background(), "SELECT uniqExact(board, period) FROM board_archive").Scan(&archived); err != nil {
 				t.Fatal(err)
 			}
 			rows = h.visible(t)
@@ -213,7 +184,7 @@ func TestScoresReplayFromStartIsExact(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, table := range []string{"board_member_scores", "board_archive"} {
-			if err := h.conn.Exec(context.Background(), "TRUNCATE TABLE "+table); err != nil {
+			if err := h.Conn.Exec(context.Background(), "TRUNCATE TABLE "+table); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -221,7 +192,7 @@ func TestScoresReplayFromStartIsExact(t *testing.T) {
 			t.Fatalf("replay of scores printed:\n%s", out)
 		}
 		r.replay("scores-totals", "--to-start")
-		r.start("replayed", h.flags()...)
+		r.start("replayed", h.Flags()...)
 		waitSame(t, r.Redis, h, first, rows, 2*time.Minute)
 	})
 }

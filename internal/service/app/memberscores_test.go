@@ -10,15 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rankstream/rankstream/board"
+	"github.com/rankstream/rankstream/internal/e2e"
 	"github.com/rankstream/rankstream/internal/platform/kafka"
 	"github.com/rankstream/rankstream/internal/service/app"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/scores"
-	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
 	"github.com/rankstream/rankstream/topics"
 )
 
@@ -32,28 +31,9 @@ func TestMemberScoresFollowTheChangelog(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		kc := kafka.Config{Brokers: brokers, Partitions: 2, Names: topics.Names{Prefix: testenv.UniqueName(t, "totals") + "."}}
-		cl, err := kafka.NewClient(kc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cl.Close()
-		if _, err := cl.EnsureTopics(ctx, true); err != nil {
-			t.Fatal(err)
-		}
-		addr, database := testenv.ClickHouseAddr(t)
-		sink, err := rsclickhouse.Open(ctx, addr, database)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer sink.Close()
-		if _, err := sink.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
-		conn, err := clickhouse.Open(&clickhouse.Options{Addr: []string{addr}, Auth: clickhouse.Auth{Database: database, Username: "default"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
+		cl := e2e.KafkaClient(t, kc)
+		h := e2e.NewHistory(t)
+		sink, conn := h.Sink, h.Conn
 
 		b, err := board.NewBoard(board.Spec{Name: "arena", Periods: []string{"h", "d", "total"}, TZ: "Europe/Paris"})
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
+	"github.com/rankstream/rankstream/internal/e2e"
 	"github.com/rankstream/rankstream/internal/platform/kafka"
 	"github.com/rankstream/rankstream/internal/service/app"
 	"github.com/rankstream/rankstream/internal/testenv"
@@ -33,14 +34,7 @@ func TestPublishChecksBeforeAnyWrite(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		kc := kafka.Config{Brokers: brokers, Partitions: 2, Names: topics.Names{Prefix: testenv.UniqueName(t, "publish") + "."}}
-		cl, err := kafka.NewClient(kc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cl.Close()
-		if _, err := cl.EnsureTopics(ctx, true); err != nil {
-			t.Fatal(err)
-		}
+		cl := e2e.KafkaClient(t, kc)
 		q := history.NewQueue(cl)
 		rdb := testenv.Redis(t)
 		pub := app.Publisher{Redis: rsredis.NewHotWriter(rdb), History: q}

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/rankstream/rankstream/internal/e2e"
 	"github.com/rankstream/rankstream/internal/service/app"
 	"github.com/rankstream/rankstream/internal/testenv"
 	rsclickhouse "github.com/rankstream/rankstream/sinks/clickhouse"
@@ -144,21 +144,8 @@ func mustJSON(t *testing.T, s topics.TopKSnapshot) string {
 func TestClickHouseVersionFollowsCompleteness(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	addr, database := testenv.ClickHouseAddr(t)
-	sink, err := rsclickhouse.Open(ctx, addr, database)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sink.Close()
-	if _, err := sink.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := clickhouse.Open(&clickhouse.Options{Protocol: clickhouse.Native, Addr: []string{addr},
-		Auth: clickhouse.Auth{Database: database, Username: "default"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	ch := e2e.NewHistory(t)
+	sink, conn := ch.Sink, ch.Conn
 
 	pairs := rulePairs()
 	var want []string

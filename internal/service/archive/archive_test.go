@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rankstream/rankstream/board"
+	"github.com/rankstream/rankstream/internal/e2e"
 	"github.com/rankstream/rankstream/internal/platform/kafka"
 	"github.com/rankstream/rankstream/internal/service/archive"
 	"github.com/rankstream/rankstream/internal/testenv"
@@ -51,20 +51,8 @@ func TestArchiveEqualsFinalBoard(t *testing.T) {
 func archiveEqualsFinalBoard(t *testing.T, rdb goredis.UniversalClient) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	addr, database := testenv.ClickHouseAddr(t)
-	sink, err := rsclickhouse.Open(ctx, addr, database)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sink.Close()
-	if _, err := sink.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := clickhouse.Open(&clickhouse.Options{Addr: []string{addr}, Auth: clickhouse.Auth{Database: database, Username: "default"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	h := e2e.NewHistory(t)
+	sink, conn := h.Sink, h.Conn
 
 	b, err := board.NewBoard(board.Spec{Name: "arena", Periods: []string{"d", "total"}, TZ: "Asia/Shanghai", Retention: "3d", Shards: "2"})
 	if err != nil {
@@ -223,14 +211,7 @@ func TestProcessedUntil(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		kc := kafka.Config{Brokers: brokers, Partitions: 2, Names: topics.Names{Prefix: testenv.UniqueName(t, "progress") + "."}}
-		cl, err := kafka.NewClient(kc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cl.Close()
-		if _, err := cl.EnsureTopics(ctx, true); err != nil {
-			t.Fatal(err)
-		}
+		cl := e2e.KafkaClient(t, kc)
 		topic := string(kc.Names.Stream(topics.ScoresUpdated))
 		base := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 		at := func(min int) time.Time { return base.Add(time.Duration(min) * time.Minute) }

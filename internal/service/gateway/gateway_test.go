@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/rankstream/rankstream/internal/e2e"
 	"github.com/rankstream/rankstream/internal/platform/kafka"
 	"github.com/rankstream/rankstream/internal/platform/obs"
 	"github.com/rankstream/rankstream/internal/service/gateway"
@@ -38,16 +39,7 @@ type testGateway struct {
 func newGateway(t testing.TB, brokers []string, cfg gateway.Config) *testGateway {
 	t.Helper()
 	kc := kafka.Config{Brokers: brokers, Partitions: 8, Names: topics.Names{Prefix: testenv.UniqueName(t, "gw") + "."}}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	kcl, err := kafka.NewClient(kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kcl.Close()
-	if _, err := kcl.EnsureTopics(ctx, true); err != nil {
-		t.Fatal(err)
-	}
+	e2e.KafkaClient(t, kc) // creates the topics
 	cfg.Kafka = kc
 	cfg.Keys = gateway.NewKeys([]gateway.APIKey{gateway.KeyOf("test", secret)})
 	cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -308,14 +300,7 @@ func TestReadyNeedsTheTopics(t *testing.T) {
 		if err := gw.Ready(ctx); err == nil || !strings.Contains(err.Error(), want) {
 			t.Fatalf("ready without the topics: %v, want an error naming %s", err, want)
 		}
-		kcl, err := kafka.NewClient(kc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer kcl.Close()
-		if _, err := kcl.EnsureTopics(ctx, true); err != nil {
-			t.Fatal(err)
-		}
+		e2e.KafkaClient(t, kc) // creates the topics
 		if err := gw.Ready(ctx); err != nil {
 			t.Fatalf("not ready with the topics: %v", err)
 		}

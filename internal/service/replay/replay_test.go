@@ -13,6 +13,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/rankstream/rankstream/internal/e2e"
 	"github.com/rankstream/rankstream/internal/platform/kafka"
 	"github.com/rankstream/rankstream/internal/service/replay"
 	"github.com/rankstream/rankstream/internal/testenv"
@@ -35,14 +36,7 @@ func TestReplayPlanAndRefusal(t *testing.T) {
 			Names: topics.Names{Prefix: testenv.UniqueName(t, "replay") + "."}}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		cl, err := kafka.NewClient(kc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cl.Close()
-		if _, err := cl.EnsureTopics(ctx, true); err != nil {
-			t.Fatal(err)
-		}
+		cl := e2e.KafkaClient(t, kc)
 		group, topic := string(kc.Names.Group(steps.Group)), string(kc.Names.Stream(topics.StepsReported))
 		base := time.Now().Add(-time.Hour).Truncate(time.Second)
 		var recs []*kgo.Record
