@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rankstream/rankstream/internal/e2e"
+	"github.com/rankstream/rankstream/internal/platform/kafka"
 	"github.com/rankstream/rankstream/internal/testenv"
 	"github.com/rankstream/rankstream/processors/hot"
 	"github.com/rankstream/rankstream/topics"
@@ -167,14 +168,25 @@ func delayedRun(t *testing.T, brokers []string, delayed []int32, catchUp bool) {
 	}
 
 	// Once everything is committed, the late drops are the delayed queries, exactly.
-	var all int64
-	for _, end := range endOffsets(t, ctx, cl, topic) {
-		all += end
-	}
-	testenv.WaitCommitted(t, adm, group, topic, all, time.Minute)
+	testenv.WaitCommitted(t, adm, group, topic, r.Count(topic), time.Minute)
 	testenv.WaitFor(t, 30*time.Second, fmt.Sprintf("%d late drops", old), func() bool { return droppedLate(t, metrics) >= float64(old) })
 	if late := droppedLate(t, metrics); late != float64(old) {
 		t.Fatalf("%v queries dropped as late, want the %d dated two hours ago", late, old)
+	}
+	// And in the windows' dropped (a snapshot's is the sum of its partials'): one query on each
+	// partition dated past the lateness and a slide closes the windows up to now, whose partials
+	// then carry every drop.
+	closing := time.Now().Add(lateness + slide + time.Second)
+	for part := range int32(partitions) {
+		user := users[part][0]
+		cl.Produce(ctx, &kgo.Record{Topic: topic, Key: []byte(user), Value: searchQuery("closing term", closing.UnixMilli(), user)}, nil)
+	}
+	if err := cl.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, 30*time.Second, fmt.Sprintf("%d drops in the partials", old), func() bool { return partialsDropped(t, ctx, r.Admin) >= uint64(old) })
+	if n := partialsDropped(t, ctx, r.Admin); n != uint64(old) {
+		t.Fatalf("the partials report %d queries dropped, want the %d dated two hours ago", n, old)
 	}
 	if catchUp {
 		// The caught-up partition's queries count: the window ending after the last of them
@@ -190,6 +202,17 @@ func delayedRun(t *testing.T, brokers []string, delayed []int32, catchUp bool) {
 	}
 	t.Logf("%d delayed queries dropped as late, %d counted after catching up", old, caughtUp)
 	stop(t, proc)
+}
+
+// partialsDropped sums the dropped field of every partial in hot.partials.
+func partialsDropped(t *testing.T, ctx context.Context, cl *kafka.Client) (n uint64) {
+	t.Helper()
+	for _, byPart := range readPartials(t, ctx, cl) {
+		for _, p := range byPart {
+			n += p.Dropped
+		}
+	}
+	return n
 }
 
 // droppedLate reads rankstream_hot_dropped_total{reason="late"} from the /metrics of the
